@@ -1,0 +1,30 @@
+"""Language models behind one protocol: ``complete(messages, n=..., seed=...) -> list[Completion]``.
+
+Backends are ``llm_backends`` plugins (``embedded``, ``ollama``, ``replay``); every completion goes
+through one SQLite cache."""
+
+from .base import (
+    Completion,
+    LLMBackend,
+    LLMCapabilityError,
+    LLMError,
+    LLMUnavailableError,
+    TokenLogprob,
+    sample_seed,
+)
+from .cache import CompletionCache, cache_dir, default_cache
+from .select import get_llm
+
+__all__ = [
+    "Completion",
+    "CompletionCache",
+    "LLMBackend",
+    "LLMCapabilityError",
+    "LLMError",
+    "LLMUnavailableError",
+    "TokenLogprob",
+    "cache_dir",
+    "default_cache",
+    "get_llm",
+    "sample_seed",
+]

@@ -1,0 +1,174 @@
+"""The language-model protocol every backend follows, and the cached ``complete`` they share."""
+
+from __future__ import annotations
+
+import secrets
+from dataclasses import asdict, dataclass, field
+from typing import Any, ClassVar, Sequence
+
+import numpy as np
+
+from .cache import CompletionCache, default_cache, request_key
+
+Messages = Sequence[dict[str, str]] | str
+ROLES = ("system", "user", "assistant")
+
+
+class LLMError(RuntimeError):
+    """A language-model backend could not answer; the message says why and what to do."""
+
+
+class LLMUnavailableError(LLMError):
+    """The backend itself cannot run here (server down, model or package missing)."""
+
+
+class LLMCapabilityError(LLMError):
+    """The backend runs but cannot do what was asked (e.g. logprobs)."""
+
+
+@dataclass(frozen=True)
+class TokenLogprob:
+    """One generated token with its log-probability and the most likely alternatives."""
+
+    token: str
+    logprob: float
+    top: tuple[tuple[str, float], ...] = ()
+
+
+@dataclass(frozen=True)
+class Completion:
+    """One sampled answer: text, per-token logprobs when asked and supported, and provenance."""
+
+    text: str
+    finish_reason: str
+    backend: str
+    model: str
+    seed: int | None
+    index: int = 0
+    logprobs: tuple[TokenLogprob, ...] | None = None
+    cached: bool = False
+
+    @property
+    def sequence_logprob(self) -> float | None:
+        """log p(s|x) = Σ_t log p(token_t | ...), or None without logprobs."""
+        return None if self.logprobs is None else float(sum(t.logprob for t in self.logprobs))
+
+    def to_record(self) -> dict[str, Any]:
+        rec = asdict(self)
+        rec.pop("cached")
+        return rec
+
+    @classmethod
+    def from_record(cls, rec: dict[str, Any], *, cached: bool) -> Completion:
+        lp = rec.get("logprobs")
+        if lp is not None:
+            lp = tuple(TokenLogprob(t["token"], t["logprob"], tuple(tuple(a) for a in t.get("top", ()))) for t in lp)
+        return cls(
+            text=rec["text"], finish_reason=rec["finish_reason"], backend=rec["backend"], model=rec["model"],
+            seed=rec["seed"], index=rec.get("index", 0), logprobs=lp, cached=cached,
+        )
+
+
+def sample_seed(seed: int, index: int) -> int:
+    """The seed of sample ``index`` of a request seeded with ``seed``: an independent stream per
+    sample from NumPy's SeedSequence, so sample i does not depend on how many were asked for."""
+    return int(np.random.SeedSequence([seed, index]).generate_state(1, np.uint32)[0] & 0x7FFFFFFF)
+
+
+def normalise_messages(messages: Messages) -> list[dict[str, str]]:
+    """Accept a plain string (one user turn) or a list of ``{"role", "content"}`` dicts."""
+    if isinstance(messages, str):
+        return [{"role": "user", "content": messages}]
+    out = []
+    for i, m in enumerate(messages):
+        if not isinstance(m, dict) or "role" not in m or "content" not in m:
+            raise ValueError(f"messages[{i}] must be a dict with 'role' and 'content', got {m!r}")
+        if m["role"] not in ROLES:
+            raise ValueError(f"messages[{i}]['role'] must be one of {ROLES}, got {m['role']!r}")
+        if not isinstance(m["content"], str):
+            raise ValueError(f"messages[{i}]['content'] must be a string, got {type(m['content']).__name__}")
+        out.append({"role": m["role"], "content": m["content"]})
+    if not out:
+        raise ValueError("messages is empty; pass a string or at least one {'role': 'user', 'content': ...}")
+    return out
+
+
+def _check_sampling(n, temperature, top_p, max_tokens, seed, stop) -> None:
+    if not isinstance(n, int) or isinstance(n, bool) or n < 1:
+        raise ValueError(f"n must be a positive integer (number of samples), got {n!r}")
+    if not 0.0 <= float(temperature) <= 5.0:
+        raise ValueError(f"temperature must be in [0, 5], got {temperature!r}")
+    if not 0.0 < float(top_p) <= 1.0:
+        raise ValueError(f"top_p must be in (0, 1], got {top_p!r}")
+    if not isinstance(max_tokens, int) or max_tokens < 1:
+        raise ValueError(f"max_tokens must be a positive integer, got {max_tokens!r}")
+    if seed is not None and (not isinstance(seed, int) or isinstance(seed, bool) or seed < 0):
+        raise ValueError(f"seed must be a non-negative integer or None, got {seed!r}")
+    if stop is not None and (isinstance(stop, str) or not all(isinstance(s, str) for s in stop)):
+        raise ValueError(f"stop must be a list of strings or None, got {stop!r}")
+
+
+@dataclass
+class LLMBackend:
+    """Base of every ``llm_backends`` plugin. Subclasses implement :meth:`model_id` and
+    :meth:`_generate` (one sample, one seed); caching, seeds and validation live here."""
+
+    name: ClassVar[str] = "base"
+    summary: ClassVar[str] = ""
+    supports_logprobs: ClassVar[bool] = False
+    cache: CompletionCache | None = field(default=None, repr=False, compare=False, metadata={"hidden": True})
+
+    def model_id(self) -> str:
+        raise NotImplementedError
+
+    def _generate(self, messages: list[dict[str, str]], *, temperature: float, top_p: float,
+                  max_tokens: int, seed: int, stop: list[str] | None, logprobs: bool) -> dict[str, Any]:
+        """Return ``{"text", "finish_reason", "logprobs"}`` for one sample."""
+        raise NotImplementedError
+
+    @property
+    def label(self) -> str:
+        return f"{self.name}:{self.model_id()}"
+
+    def complete(self, messages: Messages, *, n: int = 1, temperature: float = 0.7, top_p: float = 0.95,
+                 max_tokens: int = 128, seed: int | None = 0, stop: list[str] | None = None,
+                 logprobs: bool = False, use_cache: bool = True) -> list[Completion]:
+        """Sample ``n`` completions. Sample i uses ``sample_seed(seed, i)``; each is looked up in the
+        cache first. ``seed=None`` draws fresh randomness and bypasses the cache."""
+        msgs = normalise_messages(messages)
+        _check_sampling(n, temperature, top_p, max_tokens, seed, stop)
+        self._check_logprobs(logprobs)
+        cache = (self.cache or default_cache()) if use_cache and seed is not None else None
+        base_seed = seed if seed is not None else secrets.randbelow(2**31)
+        params = {"temperature": float(temperature), "top_p": float(top_p), "max_tokens": max_tokens,
+                  "stop": list(stop) if stop else None, "logprobs": bool(logprobs)}
+        out = []
+        for i in range(n):
+            request = {"backend": self.cache_backend_name(), "model": self.model_id(), "messages": msgs,
+                       "params": params, "seed": base_seed, "index": i}
+            out.append(self._one(request, cache, sample_seed(base_seed, i)))
+        return out
+
+    def cache_backend_name(self) -> str:
+        return self.name
+
+    def _check_logprobs(self, logprobs: bool) -> None:
+        if logprobs and not self.supports_logprobs:
+            raise LLMCapabilityError(f"backend {self.name!r} cannot return logprobs; use the embedded backend")
+
+    def _one(self, request: dict[str, Any], cache: CompletionCache | None, seed: int) -> Completion:
+        key = request_key(request)
+        if cache is not None:
+            hit = cache.get(key)
+            if hit is not None:
+                return Completion.from_record(hit, cached=True)
+        p = request["params"]
+        raw = self._generate(request["messages"], temperature=p["temperature"], top_p=p["top_p"],
+                             max_tokens=p["max_tokens"], seed=seed, stop=p["stop"], logprobs=p["logprobs"])
+        completion = Completion(
+            text=raw["text"], finish_reason=raw.get("finish_reason") or "stop", backend=request["backend"],
+            model=request["model"], seed=request["seed"], index=request["index"], logprobs=raw.get("logprobs"),
+        )
+        if cache is not None:
+            cache.put(key, request, completion.to_record())
+        return completion

@@ -1,0 +1,141 @@
+"""The Ollama backend: the official ``ollama`` client against a local (or ``OLLAMA_HOST``) server."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+import httpx
+
+from .base import LLMBackend, LLMCapabilityError, LLMError, LLMUnavailableError, TokenLogprob
+
+DEFAULT_MODEL = "llama3.2:3b"
+DEFAULT_HOST = "http://127.0.0.1:11434"
+LOGPROBS_SINCE = (0, 12, 11)  # the first Ollama release whose /api/chat returns logprobs
+
+
+def default_host() -> str:
+    host = os.environ.get("OLLAMA_HOST", "").strip() or DEFAULT_HOST
+    if "://" not in host:
+        host = "http://" + host
+    return host.rstrip("/")
+
+
+def default_model() -> str:
+    return os.environ.get("UL_OLLAMA_MODEL", "").strip() or DEFAULT_MODEL
+
+
+def _version_tuple(text: str) -> tuple[int, ...]:
+    parts = []
+    for p in text.split("-")[0].split("."):
+        digits = "".join(ch for ch in p if ch.isdigit())
+        parts.append(int(digits) if digits else 0)
+    return tuple(parts)
+
+
+@dataclass
+class OllamaLLM(LLMBackend):
+    """A model served by Ollama, through the official ``ollama`` Python client."""
+
+    name: ClassVar[str] = "ollama"
+    summary: ClassVar[str] = "a model served by a local Ollama server (official client); logprobs on Ollama >= 0.12.11"
+
+    model: str = field(default_factory=default_model, metadata={"help": "Ollama model tag, e.g. llama3.2:3b ($UL_OLLAMA_MODEL)"})
+    host: str = field(default_factory=default_host, metadata={"help": "server URL ($OLLAMA_HOST)"})
+    timeout: float = field(default=120.0, metadata={"min": 0.1, "max": 3600.0, "step": 1.0, "help": "seconds per request"})
+    top_logprobs: int = field(default=5, metadata={"min": 0, "max": 20, "step": 1, "help": "alternatives kept per token"})
+
+    def __post_init__(self):
+        import ollama
+
+        self._ollama = ollama
+        self._client = ollama.Client(host=self.host, timeout=self.timeout)
+        self._version: str | None = None
+
+    def model_id(self) -> str:
+        return self.model
+
+    # --- server facts -------------------------------------------------------------------------
+    def _get(self, path: str, timeout: float | None = None) -> dict[str, Any]:
+        try:
+            r = httpx.get(self.host + path, timeout=timeout or self.timeout)
+            r.raise_for_status()
+            return r.json()
+        except httpx.ConnectError:
+            raise self._down() from None
+        except httpx.TimeoutException:
+            raise self._timed_out() from None
+
+    def server_version(self) -> str:
+        """The server's version string from ``/api/version``."""
+        if self._version is None:
+            self._version = str(self._get("/api/version").get("version", "0"))
+        return self._version
+
+    def available_models(self, timeout: float | None = None) -> list[str]:
+        """The model tags the server has pulled (``/api/tags``)."""
+        return sorted(m.get("model") or m.get("name", "") for m in self._get("/api/tags", timeout).get("models", []))
+
+    def check(self, timeout: float | None = None) -> None:
+        """Raise a clear :class:`LLMUnavailableError` unless the server answers and has the model."""
+        models = self.available_models(timeout)
+        if self.model not in models and f"{self.model}:latest" not in models:
+            raise self._missing(models)
+
+    @property
+    def supports_logprobs(self) -> bool:  # type: ignore[override]
+        return _version_tuple(self.server_version()) >= LOGPROBS_SINCE
+
+    def _check_logprobs(self, logprobs: bool) -> None:
+        if logprobs and not self.supports_logprobs:
+            raise LLMCapabilityError(
+                f"the Ollama server at {self.host} is version {self.server_version()}; logprobs need "
+                f">= {'.'.join(map(str, LOGPROBS_SINCE))}. Upgrade Ollama, or use the embedded backend."
+            )
+
+    # --- errors -------------------------------------------------------------------------------
+    def _down(self) -> LLMUnavailableError:
+        return LLMUnavailableError(
+            f"no Ollama server answers at {self.host}. Start one with `ollama serve` (install from "
+            "ollama.com), or set OLLAMA_HOST to where it runs; or use get_llm('embedded')."
+        )
+
+    def _missing(self, models: list[str] | None = None) -> LLMUnavailableError:
+        have = f" It has: {', '.join(models)}." if models else ""
+        return LLMUnavailableError(
+            f"the Ollama server at {self.host} does not have model {self.model!r}. "
+            f"Run `ollama pull {self.model}`.{have}"
+        )
+
+    def _timed_out(self) -> LLMError:
+        return LLMError(f"the Ollama server at {self.host} did not answer within {self.timeout} s; "
+                        "raise `timeout` (a first call loads the model and can be slow)")
+
+    # --- generation ---------------------------------------------------------------------------
+    def _generate(self, messages, *, temperature, top_p, max_tokens, seed, stop, logprobs):
+        options: dict[str, Any] = {"temperature": temperature, "top_p": top_p, "num_predict": max_tokens, "seed": seed}
+        if stop:
+            options["stop"] = stop
+        kwargs: dict[str, Any] = {}
+        if logprobs:
+            kwargs = {"logprobs": True, "top_logprobs": self.top_logprobs}
+        try:
+            r = self._client.chat(model=self.model, messages=messages, options=options, stream=False, **kwargs)
+        except ConnectionError:
+            raise self._down() from None
+        except httpx.TimeoutException:
+            raise self._timed_out() from None
+        except self._ollama.ResponseError as exc:
+            if exc.status_code == 404:
+                raise self._missing() from None
+            raise LLMError(f"the Ollama server at {self.host} answered {exc.status_code}: {exc.error}") from None
+        tokens = None
+        if logprobs:
+            if not r.logprobs:
+                raise LLMCapabilityError(f"model {self.model!r} on {self.host} returned no logprobs although asked")
+            tokens = tuple(
+                TokenLogprob(t.token, float(t.logprob), tuple((a.token, float(a.logprob)) for a in (t.top_logprobs or ())))
+                for t in r.logprobs
+            )
+        return {"text": r.message.content or "", "finish_reason": r.done_reason or "stop", "logprobs": tokens}

@@ -1,0 +1,305 @@
+"""The plugin registry: six kinds, each an entry-point group ``uncertainty_lab.<kind>``.
+
+Entry points are scanned once (cached) and loaded lazily, one name at a time; ``refresh()`` re-scans,
+so a ``pip install`` inside a running kernel becomes visible. ``@register(kind, name)`` adds a plugin
+from a notebook cell. A broken plugin is reported with its distribution and entry point and never
+hides the healthy ones.
+"""
+
+from __future__ import annotations
+
+import difflib
+import importlib
+import importlib.metadata
+import threading
+import warnings
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from .parameters import Parameter, ParameterError, parameters, validate
+
+KINDS: tuple[str, ...] = (
+    "kernels",
+    "memory_selectors",
+    "metrics",
+    "stopping_gates",
+    "llm_backends",
+    "equivalence_judges",
+)
+
+#: the methods a plugin of each kind must have; checked when it loads
+PROTOCOLS: dict[str, tuple[str, ...]] = {
+    "kernels": ("value", "integral", "l1_norm"),
+    "memory_selectors": ("select",),
+    "metrics": ("compute",),
+    "stopping_gates": ("decide",),
+    "llm_backends": ("complete",),
+    "equivalence_judges": ("equivalent",),
+}
+
+__all__ = [
+    "KINDS",
+    "PROTOCOLS",
+    "Parameter",
+    "ParameterError",
+    "PluginInfo",
+    "PluginLoadError",
+    "PluginWarning",
+    "RegistryError",
+    "UnknownKindError",
+    "UnknownPluginError",
+    "create",
+    "describe",
+    "get",
+    "group",
+    "names",
+    "refresh",
+    "register",
+    "unregister",
+]
+
+
+class RegistryError(Exception):
+    """Base class of the registry's errors."""
+
+
+class UnknownKindError(RegistryError, LookupError):
+    """A kind that is not one of :data:`KINDS`."""
+
+
+class UnknownPluginError(RegistryError, LookupError):
+    """No plugin of this kind has this name; the message lists the available ones."""
+
+
+class PluginLoadError(RegistryError):
+    """A plugin failed to import or does not follow its kind's protocol."""
+
+    def __init__(self, message: str, *, kind: str, name: str, distribution: str, entry_point: str):
+        super().__init__(message)
+        self.kind, self.name = kind, name
+        self.distribution, self.entry_point = distribution, entry_point
+
+
+class PluginWarning(UserWarning):
+    """A registry problem that does not stop the healthy plugins (``strict=True`` raises instead)."""
+
+
+def group(kind: str) -> str:
+    """The entry-point group of a kind: ``uncertainty_lab.<kind>``."""
+    return f"uncertainty_lab.{_check_kind(kind)}"
+
+
+@dataclass
+class _Entry:
+    kind: str
+    name: str
+    distribution: str
+    target: str  # "module:attr" for an entry point, "<registered>" for an in-process plugin
+    entry_point: importlib.metadata.EntryPoint | None = None
+    obj: Any = None
+    error: PluginLoadError | None = None
+
+    @property
+    def loaded(self) -> bool:
+        return self.obj is not None or self.error is not None
+
+
+@dataclass(frozen=True)
+class PluginInfo:
+    """What :func:`describe` reports for one plugin."""
+
+    kind: str
+    name: str
+    distribution: str
+    entry_point: str
+    summary: str
+    reference: str
+    parameters: list[Parameter] = field(default_factory=list)
+    status: str = "ok"  # "ok" or "error"
+    error: str = ""
+
+
+_lock = threading.RLock()
+_scanned: dict[str, dict[str, _Entry]] | None = None
+_registered: dict[str, dict[str, _Entry]] = {k: {} for k in KINDS}
+
+
+def _check_kind(kind: str) -> str:
+    if kind not in KINDS:
+        raise UnknownKindError(f"unknown plugin kind {kind!r}; kinds are {list(KINDS)}" + _hint(kind, KINDS))
+    return kind
+
+
+def _hint(name: str, options) -> str:
+    match = difflib.get_close_matches(name, list(options), n=1, cutoff=0.4)
+    return f"; closest match: {match[0]!r}" if match else ""
+
+
+def _scan(strict: bool = False) -> dict[str, dict[str, _Entry]]:
+    global _scanned
+    with _lock:
+        if _scanned is None:
+            found: dict[str, dict[str, _Entry]] = {k: {} for k in KINDS}
+            for kind in KINDS:
+                for ep in importlib.metadata.entry_points(group=f"uncertainty_lab.{kind}"):
+                    dist = ep.dist.name if ep.dist is not None else "?"
+                    if ep.name in found[kind]:
+                        first = found[kind][ep.name]
+                        if first.distribution == dist:
+                            continue  # the same distribution seen twice on sys.path
+                        _warn(
+                            f"{kind} plugin {ep.name!r} is registered by both {first.distribution!r} and "
+                            f"{dist!r}; using {first.distribution!r}. Uninstall one or rename its entry point.",
+                            strict,
+                        )
+                        continue
+                    found[kind][ep.name] = _Entry(kind, ep.name, dist, ep.value, entry_point=ep)
+            _scanned = found
+        return _scanned
+
+
+def _warn(message: str, strict: bool, error: Exception | None = None) -> None:
+    if strict:
+        raise error if error is not None else RegistryError(message)
+    warnings.warn(message, PluginWarning, stacklevel=3)
+
+
+def _entries(kind: str) -> dict[str, _Entry]:
+    merged = dict(_scan()[_check_kind(kind)])
+    merged.update(_registered[kind])  # a plugin registered in-process shadows an entry point
+    return merged
+
+
+def refresh(*, strict: bool = False) -> None:
+    """Forget the entry-point scan and every loaded entry-point plugin, then scan again."""
+    global _scanned
+    with _lock:
+        _scanned = None
+        importlib.invalidate_caches()
+        _scan(strict=strict)
+
+
+def names(kind: str) -> list[str]:
+    """The names of all plugins of ``kind`` (discovered, not imported), sorted."""
+    with _lock:
+        return sorted(_entries(kind))
+
+
+def _entry(kind: str, name: str) -> _Entry:
+    entries = _entries(kind)
+    if name not in entries:
+        available = sorted(entries)
+        raise UnknownPluginError(
+            f"no {kind} plugin named {name!r}; available: {', '.join(available) or 'none'}"
+            + _hint(name, available)
+        )
+    return entries[name]
+
+
+def _load(entry: _Entry) -> None:
+    if entry.loaded:
+        return
+    where = f"entry point {entry.name} = {entry.target} in distribution {entry.distribution!r}"
+    try:
+        obj = entry.entry_point.load() if entry.entry_point is not None else entry.obj
+    except Exception as exc:
+        entry.error = PluginLoadError(
+            f"{entry.kind} plugin {entry.name!r} failed to import ({where}): {type(exc).__name__}: {exc}",
+            kind=entry.kind, name=entry.name, distribution=entry.distribution, entry_point=entry.target,
+        )
+        entry.error.__cause__ = exc
+        return
+    missing = _protocol_gaps(entry.kind, obj)
+    if missing:
+        entry.error = PluginLoadError(
+            f"{entry.kind} plugin {entry.name!r} ({where}) breaks the {entry.kind} protocol: "
+            f"missing {', '.join(missing)}. A {entry.kind} plugin must define "
+            f"{', '.join(PROTOCOLS[entry.kind])}.",
+            kind=entry.kind, name=entry.name, distribution=entry.distribution, entry_point=entry.target,
+        )
+        return
+    entry.obj = obj
+
+
+def _protocol_gaps(kind: str, obj: Any) -> list[str]:
+    if not isinstance(obj, type):
+        return ["(a plugin must be a class)"]
+    return [m for m in PROTOCOLS[kind] if not callable(getattr(obj, m, None))]
+
+
+def get(kind: str, name: str) -> type:
+    """The plugin class registered as ``name`` under ``kind``, imported on first use."""
+    with _lock:
+        entry = _entry(kind, name)
+        _load(entry)
+        if entry.error is not None:
+            raise entry.error
+        return entry.obj
+
+
+def create(kind: str, name: str, **params: Any) -> Any:
+    """An instance of plugin ``name`` with ``params`` validated against its declared parameters."""
+    cls = get(kind, name)
+    return cls(**validate(cls, params, owner=f"{kind} plugin {name!r}"))
+
+
+def register(kind: str, name: str | None = None) -> Callable[[type], type]:
+    """Class decorator: register a plugin in this process (e.g. from a notebook cell).
+
+    The class is checked against the kind's protocol now; re-registering a name replaces it.
+    """
+    _check_kind(kind)
+
+    def decorator(cls: type) -> type:
+        plugin_name = name or getattr(cls, "name", None) or cls.__name__
+        missing = _protocol_gaps(kind, cls)
+        if missing:
+            raise PluginLoadError(
+                f"cannot register {cls!r} as {kind} plugin {plugin_name!r}: missing {', '.join(missing)}; "
+                f"a {kind} plugin must define {', '.join(PROTOCOLS[kind])}",
+                kind=kind, name=plugin_name, distribution="<registered>", entry_point=cls.__qualname__,
+            )
+        with _lock:
+            module = getattr(cls, "__module__", "?")
+            _registered[kind][plugin_name] = _Entry(kind, plugin_name, "<registered>", f"{module}:{cls.__qualname__}", obj=cls)
+        return cls
+
+    return decorator
+
+
+def unregister(kind: str, name: str) -> None:
+    """Remove an in-process registration (entry-point plugins are removed by uninstalling them)."""
+    with _lock:
+        _registered[_check_kind(kind)].pop(name, None)
+
+
+def _summary(obj: Any) -> str:
+    summary = getattr(obj, "summary", None)
+    if isinstance(summary, str) and summary:
+        return summary
+    doc = (getattr(obj, "__doc__", None) or "").strip()
+    return doc.splitlines()[0] if doc else ""
+
+
+def describe(kind: str, *, strict: bool = False) -> list[PluginInfo]:
+    """Every plugin of ``kind`` with its distribution, summary, parameters and load status.
+
+    A plugin that fails to load is listed with ``status="error"`` and a :class:`PluginWarning`;
+    with ``strict=True`` its :class:`PluginLoadError` is raised instead.
+    """
+    out = []
+    with _lock:
+        for plugin_name, entry in sorted(_entries(kind).items()):
+            _load(entry)
+            if entry.error is not None:
+                _warn(str(entry.error), strict, entry.error)
+                out.append(PluginInfo(kind, plugin_name, entry.distribution, entry.target, "", "", [], "error", str(entry.error)))
+                continue
+            obj = entry.obj
+            out.append(
+                PluginInfo(
+                    kind, plugin_name, entry.distribution, entry.target, _summary(obj),
+                    getattr(obj, "reference", "") or "", parameters(obj),
+                )
+            )
+    return out
