@@ -70,7 +70,8 @@ class Parameter:
         return value
 
 
-def _resolve_type(cls: type, f: dataclasses.Field) -> type:
+def _resolve_type(cls: type, f: dataclasses.Field) -> tuple[type, tuple | None]:
+    """The value type of a field's annotation (``X | None`` -> X) and its ``Literal`` choices, if any."""
     annotation = f.type
     if isinstance(annotation, str):
         try:
@@ -81,8 +82,9 @@ def _resolve_type(cls: type, f: dataclasses.Field) -> type:
     if args and typing.get_origin(annotation) in (typing.Union, types.UnionType):
         annotation = args[0]
     if typing.get_origin(annotation) is typing.Literal:
-        return type(typing.get_args(annotation)[0])
-    return annotation if isinstance(annotation, type) else object
+        choices = typing.get_args(annotation)
+        return type(choices[0]), choices
+    return (annotation if isinstance(annotation, type) else object), None
 
 
 def parameters(cls: type) -> list[Parameter]:
@@ -100,10 +102,8 @@ def parameters(cls: type) -> list[Parameter]:
             default = f.default_factory()
         else:
             default = dataclasses.MISSING
-        choices = md.get("choices")
-        annotation = _resolve_type(cls, f)
-        if choices is None and typing.get_origin(f.type) is typing.Literal:
-            choices = typing.get_args(f.type)
+        annotation, literal_choices = _resolve_type(cls, f)
+        choices = md.get("choices", literal_choices)
         out.append(
             Parameter(
                 name=f.name,

