@@ -71,6 +71,9 @@ def test_stats_clear_export_import(tmp_path):
     assert stats.size_bytes > 0
 
     exported = cache.export(tmp_path / "out" / "export.sqlite")
+    assert sqlite3.connect(exported).execute("PRAGMA journal_mode").fetchone() == ("delete",)  # one plain file
+    with pytest.raises(ValueError, match="live cache itself"):
+        cache.export(cache.path)
     fresh = CompletionCache(tmp_path / "fresh.sqlite")
     assert fresh.import_from(exported) == 6
     assert fresh.get(request_key(_request(3))) == {"text": "3"}

@@ -64,7 +64,8 @@ class CompletionCache:
     def _connect(self) -> sqlite3.Connection:
         con = getattr(self._local, "con", None)
         if con is None:
-            con = sqlite3.connect(self.path, timeout=60.0, isolation_level=None, check_same_thread=False)
+            con = sqlite3.connect(self.path.resolve().as_uri(), timeout=60.0, isolation_level=None,
+                                  check_same_thread=False, uri=True)
             con.execute("PRAGMA journal_mode=WAL")
             con.execute("PRAGMA synchronous=NORMAL")
             con.execute("PRAGMA busy_timeout=60000")
@@ -109,12 +110,15 @@ class CompletionCache:
     def export(self, dest: str | os.PathLike) -> Path:
         """Write a self-contained copy (SQLite online backup) that :meth:`import_from` can merge."""
         dest = Path(dest)
+        if dest.resolve() == self.path.resolve():
+            raise ValueError(f"export destination {str(dest)!r} is the live cache itself; choose another path")
         dest.parent.mkdir(parents=True, exist_ok=True)
         if dest.exists():
             dest.unlink()
         out = sqlite3.connect(dest)
         try:
             self._connect().backup(out)
+            out.execute("PRAGMA journal_mode=DELETE")  # a single self-contained file, readable from read-only media
         finally:
             out.close()
         return dest
@@ -126,7 +130,7 @@ class CompletionCache:
             raise FileNotFoundError(f"cache file {str(source)!r} does not exist; pass the path of an exported cache")
         con = self._connect()
         before = len(self)
-        con.execute("ATTACH DATABASE ? AS other", (str(source),))
+        con.execute("ATTACH DATABASE ? AS other", (f"{source.resolve().as_uri()}?mode=ro",))
         try:
             con.execute("INSERT OR IGNORE INTO completions SELECT * FROM other.completions")
         except sqlite3.DatabaseError as exc:

