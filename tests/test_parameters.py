@@ -7,7 +7,7 @@ from typing import Literal
 
 import pytest
 
-from uncertainty_lab.parameters import ParameterError, parameters, validate
+from uncertainty_lab.parameters import Parameter, ParameterError, parameters, validate
 
 
 @dataclass
@@ -38,5 +38,7 @@ def test_validate_normalises_and_rejects():
         validate(Plugin, {"k": 2.5})
     with pytest.raises(ParameterError, match=r"'rule' must be one of \['strict', 'loose'\].*did you mean 'strict'"):
         validate(Plugin, {"rule": "strikt"})
+    with pytest.raises(ParameterError, match="must be one of"):
+        Parameter("flag", int, 1, choices=(1, 2)).validate(True)  # True == 1, but it is not a choice
     with pytest.raises(ParameterError, match="has no parameter 'secret'"):
         validate(Plugin, {"secret": 1})

@@ -46,7 +46,7 @@ class Parameter:
         if value is None and self.default is None:
             return None
         if self.choices is not None:
-            if value not in self.choices:
+            if not any(value == c and type(value) is type(c) for c in self.choices):
                 raise ParameterError(
                     f"{where} must be one of {list(self.choices)}, got {value!r}"
                     + _closest_hint(value, [str(c) for c in self.choices])

@@ -13,8 +13,9 @@ import importlib
 import importlib.metadata
 import threading
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from .parameters import Parameter, ParameterError, parameters, validate
 

@@ -1,0 +1,115 @@
+"""Every notebook runs top to bottom from a fresh kernel, offline, in fast mode (UL_FAST=1), against a
+temporary completion cache, with no error output; the start-here notebook shows its model and a figure."""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from pathlib import Path
+
+import nbformat
+import pytest
+from jupyter_client.kernelspec import KernelSpecManager
+from nbclient import NotebookClient
+
+NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
+NOTEBOOK_FILES = sorted(NOTEBOOKS.glob("*.ipynb"))
+CELL_TIMEOUT = 600
+
+
+def kernel_env(tmp_path: Path) -> dict[str, str]:
+    env = dict(os.environ)
+    env.update(UL_FAST="1", UL_CACHE_DIR=str(tmp_path / "cache"), MPLCONFIGDIR=str(tmp_path / "mpl"))
+    env.pop("MPLBACKEND", None)  # let the kernel use its inline backend, so figures become image/png
+    # the venv's python first, so a kernel started as `python` is this interpreter
+    env["PATH"] = str(Path(sys.executable).parent) + os.pathsep + env.get("PATH", "")
+    return env
+
+
+PREFIX_PROBE = "import sys; print('KERNEL_PREFIX=' + sys.prefix)"
+
+
+def run_notebook(path: Path, tmp_path: Path) -> tuple[nbformat.NotebookNode, float]:
+    """Execute a copy of the notebook; a last probe cell (removed again) reports the kernel's sys.prefix,
+    which must be this venv's."""
+    nb = nbformat.read(path, as_version=4)
+    nb.cells.append(nbformat.v4.new_code_cell(PREFIX_PROBE))
+    client = NotebookClient(
+        nb, timeout=CELL_TIMEOUT, kernel_name="python3", allow_errors=True,
+        resources={"metadata": {"path": str(path.parent)}},
+    )
+    start = time.perf_counter()
+    client.execute(env=kernel_env(tmp_path))
+    seconds = time.perf_counter() - start
+    probe = nb.cells.pop()
+    reported = "".join(o.get("text", "") for o in probe.outputs if o.get("output_type") == "stream")
+    assert f"KERNEL_PREFIX={sys.prefix}" in reported, (
+        f"the notebook kernel is not this environment's python (expected sys.prefix {sys.prefix}); "
+        f"probe said {reported!r}. Check `jupyter kernelspec list`: 'python3' should be the venv's ipykernel."
+    )
+    return nb, seconds
+
+
+def errors_of(nb: nbformat.NotebookNode) -> list[str]:
+    found = []
+    for i, cell in enumerate(nb.cells):
+        for out in cell.get("outputs", []):
+            if out.get("output_type") == "error":
+                trace = "\n".join(out.get("traceback", []))
+                found.append(f"cell {i}: {out.get('ename')}: {out.get('evalue')}\n{trace}")
+    return found
+
+
+def texts_of(nb: nbformat.NotebookNode) -> str:
+    parts = []
+    for cell in nb.cells:
+        for out in cell.get("outputs", []):
+            if out.get("output_type") == "stream":
+                parts.append(out.get("text", ""))
+            for mime in ("text/plain", "text/markdown", "text/html"):
+                parts.append(str(out.get("data", {}).get(mime, "")))
+    return "\n".join(parts)
+
+
+def test_there_are_notebooks():
+    assert (NOTEBOOKS / "00_start_here.ipynb") in NOTEBOOK_FILES
+
+
+def test_python3_kernel_is_this_venv():
+    """The kernel nbclient starts as `python3` must run this interpreter (the venv's ipykernel)."""
+    spec = KernelSpecManager().get_kernel_spec("python3")
+    exe = spec.argv[0]
+    # jupyter_client replaces a bare `python`/`python3` with sys.executable when it launches the kernel
+    assert exe in {"python", "python3", f"python{sys.version_info[0]}.{sys.version_info[1]}"} or (
+        Path(exe).resolve() == Path(sys.executable).resolve()), spec.argv
+
+
+@pytest.mark.parametrize("path", NOTEBOOK_FILES, ids=[p.name for p in NOTEBOOK_FILES])
+def test_notebook_runs_without_errors(path, tmp_path):
+    nb, seconds = run_notebook(path, tmp_path)
+    errors = errors_of(nb)
+    assert not errors, f"{path.name} raised:\n" + "\n\n".join(errors)
+    print(f"{path.name}: {seconds:.1f} s")
+    if path.name == "00_start_here.ipynb":
+        check_start_here(nb)
+
+
+def check_start_here(nb: nbformat.NotebookNode) -> None:
+    from uncertainty_lab.llm import get_llm
+
+    text = texts_of(nb)
+    label = get_llm("auto", quiet=True).label  # the same choice the kernel made
+    assert label in text, f"the notebook's outputs do not mention the model label {label!r}"
+    outputs = [out for cell in nb.cells for out in cell.get("outputs", [])]
+    images = [out for out in outputs if "image/png" in out.get("data", {})]
+    assert images, "the start-here notebook should show the similarity heat-map as an image/png output"
+    assert any("application/vnd.jupyter.widget-view+json" in out.get("data", {}) for out in outputs), (
+        "the plugin picker was not displayed")
+    for kind in ("kernels", "llm_backends"):  # the registry listing
+        assert kind in text
+    if os.environ.get("UL_NOTEBOOK_FIGURES"):  # a place to look at the figure by eye
+        import base64
+
+        png = base64.b64decode(images[0]["data"]["image/png"])
+        Path(os.environ["UL_NOTEBOOK_FIGURES"], "00_heatmap.png").write_bytes(png)
