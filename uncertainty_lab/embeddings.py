@@ -90,7 +90,7 @@ class Embedder:
                 todo, batch_size=self.batch_size, convert_to_numpy=True, normalize_embeddings=True,
                 show_progress_bar=False,
             ).astype(np.float32, copy=False)
-            self._cache.update(zip(todo, vecs))
+            self._cache.update(zip(todo, vecs, strict=True))
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32)
         return np.stack([self._cache[t] for t in texts])
