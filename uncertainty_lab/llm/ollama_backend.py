@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import urllib.parse
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -12,14 +13,41 @@ from .base import LLMBackend, LLMCapabilityError, LLMError, LLMUnavailableError,
 
 DEFAULT_MODEL = "llama3.2:3b"
 DEFAULT_HOST = "http://127.0.0.1:11434"
+DEFAULT_PORT = 11434
 LOGPROBS_SINCE = (0, 12, 11)  # the first Ollama release whose /api/chat returns logprobs
 
 
+def normalise_host(host: str | None) -> str:
+    """A server address read as Ollama reads ``OLLAMA_HOST`` (and as the ``ollama`` client does):
+    without a scheme, ``http`` and port 11434 (``0.0.0.0`` -> ``http://0.0.0.0:11434``, ``:8080`` ->
+    ``http://127.0.0.1:8080``); with ``http://``/``https://`` and no port, 80/443."""
+    text = (host or "").strip()
+    if not text:
+        return DEFAULT_HOST
+    scheme, sep, rest = text.partition("://")
+    if sep:
+        scheme = scheme.lower()
+        port = {"http": 80, "https": 443}.get(scheme)
+        if port is None:
+            raise ValueError(f"Ollama host {host!r} must use http:// or https://")
+    else:
+        scheme, rest, port = "http", text, DEFAULT_PORT
+    hostport, _, path = rest.partition("/")
+    try:
+        parts = urllib.parse.urlsplit("//" + hostport)
+        port = parts.port or port
+    except ValueError:
+        raise ValueError(f"Ollama host {host!r} has an invalid port") from None
+    name = parts.hostname or "127.0.0.1"
+    if ":" in name:  # IPv6
+        name = f"[{name}]"
+    path = path.strip("/")
+    return f"{scheme}://{name}:{port}" + (f"/{path}" if path else "")
+
+
 def default_host() -> str:
-    host = os.environ.get("OLLAMA_HOST", "").strip() or DEFAULT_HOST
-    if "://" not in host:
-        host = "http://" + host
-    return host.rstrip("/")
+    """``$OLLAMA_HOST`` (normalised), or http://127.0.0.1:11434."""
+    return normalise_host(os.environ.get("OLLAMA_HOST"))
 
 
 def default_model() -> str:
@@ -43,11 +71,13 @@ class OllamaLLM(LLMBackend):
 
     model: str = field(default_factory=default_model, metadata={"help": "Ollama model tag, e.g. llama3.2:3b ($UL_OLLAMA_MODEL)"})
     host: str = field(default_factory=default_host, metadata={"help": "server URL ($OLLAMA_HOST)"})
-    timeout: float = field(default=120.0, metadata={"min": 0.1, "max": 3600.0, "step": 1.0, "help": "seconds per request"})
+    timeout: float = field(default=120.0, metadata={"min": 1.0, "max": 3600.0, "step": 1.0, "help": "seconds per request"})
     top_logprobs: int = field(default=5, metadata={"min": 0, "max": 20, "step": 1, "help": "alternatives kept per token"})
 
     def __post_init__(self):
         import ollama
+
+        self.host = normalise_host(self.host)
 
         self._ollama = ollama
         self._client = ollama.Client(host=self.host, timeout=self.timeout)
@@ -56,16 +86,30 @@ class OllamaLLM(LLMBackend):
     def model_id(self) -> str:
         return self.model
 
+    def close(self) -> None:
+        """Close the HTTP connection pool of the underlying client."""
+        self._client._client.close()
+
     # --- server facts -------------------------------------------------------------------------
     def _get(self, path: str, timeout: float | None = None) -> dict[str, Any]:
+        timeout = timeout or self.timeout
         try:
-            r = httpx.get(self.host + path, timeout=timeout or self.timeout)
+            r = httpx.get(self.host + path, timeout=timeout)
             r.raise_for_status()
-            return r.json()
+            data = r.json()
         except httpx.ConnectError:
             raise self._down() from None
         except httpx.TimeoutException:
-            raise self._timed_out() from None
+            raise self._timed_out(timeout) from None
+        except httpx.HTTPStatusError as exc:
+            raise self._not_ollama(f"GET {path} answered HTTP {exc.response.status_code}") from None
+        except httpx.HTTPError as exc:  # the connection broke: not an HTTP server, or it crashed
+            raise self._not_ollama(f"GET {path} failed: {type(exc).__name__}: {exc}") from None
+        except ValueError:
+            raise self._not_ollama(f"GET {path} did not answer JSON") from None
+        if not isinstance(data, dict):
+            raise self._not_ollama(f"GET {path} did not answer a JSON object")
+        return data
 
     def server_version(self) -> str:
         """The server's version string from ``/api/version``."""
@@ -88,7 +132,10 @@ class OllamaLLM(LLMBackend):
         return _version_tuple(self.server_version()) >= LOGPROBS_SINCE
 
     def _check_logprobs(self, logprobs: bool) -> None:
-        if logprobs and not self.supports_logprobs:
+        """Deferred to :meth:`_generate`: a cache hit must not need the server (not even its version)."""
+
+    def _require_logprobs(self) -> None:
+        if not self.supports_logprobs:
             raise LLMCapabilityError(
                 f"the Ollama server at {self.host} is version {self.server_version()}; logprobs need "
                 f">= {'.'.join(map(str, LOGPROBS_SINCE))}. Upgrade Ollama, or use the embedded backend."
@@ -108,9 +155,16 @@ class OllamaLLM(LLMBackend):
             f"Run `ollama pull {self.model}`.{have}"
         )
 
-    def _timed_out(self) -> LLMError:
-        return LLMError(f"the Ollama server at {self.host} did not answer within {self.timeout} s; "
+    def _timed_out(self, timeout: float | None = None) -> LLMError:
+        waited = timeout or self.timeout
+        return LLMError(f"the Ollama server at {self.host} did not answer within {waited} s; "
                         "raise `timeout` (a first call loads the model and can be slow)")
+
+    def _not_ollama(self, what: str) -> LLMUnavailableError:
+        return LLMUnavailableError(
+            f"something answers at {self.host} but not as an Ollama server ({what}). Check OLLAMA_HOST "
+            "(or host=), start one with `ollama serve`, or use get_llm('embedded')."
+        )
 
     # --- generation ---------------------------------------------------------------------------
     def _generate(self, messages, *, temperature, top_p, max_tokens, seed, stop, logprobs):
@@ -119,6 +173,7 @@ class OllamaLLM(LLMBackend):
             options["stop"] = stop
         kwargs: dict[str, Any] = {}
         if logprobs:
+            self._require_logprobs()
             kwargs = {"logprobs": True, "top_logprobs": self.top_logprobs}
         try:
             r = self._client.chat(model=self.model, messages=messages, options=options, stream=False, **kwargs)
@@ -127,9 +182,17 @@ class OllamaLLM(LLMBackend):
         except httpx.TimeoutException:
             raise self._timed_out() from None
         except self._ollama.ResponseError as exc:
-            if exc.status_code == 404:
-                raise self._missing() from None
+            if exc.status_code == 404:  # Ollama: 'model "x" not found, try pulling it first'
+                if "model" in str(exc.error).lower():
+                    raise self._missing() from None
+                raise self._not_ollama(f"POST /api/chat answered HTTP 404: {str(exc.error)[:80]}") from None
             raise LLMError(f"the Ollama server at {self.host} answered {exc.status_code}: {exc.error}") from None
+        except httpx.HTTPError as exc:  # the connection broke mid-request
+            raise LLMError(f"the request to the Ollama server at {self.host} failed: "
+                           f"{type(exc).__name__}: {exc}") from None
+        except ValueError as exc:  # a 200 that is not Ollama's JSON (JSONDecodeError, ValidationError)
+            first_line = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            raise self._not_ollama(f"POST /api/chat answered something else: {first_line}") from None
         tokens = None
         if logprobs:
             if not r.logprobs:

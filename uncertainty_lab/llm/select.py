@@ -35,8 +35,9 @@ def get_llm(spec: str = "auto", *, cache: CompletionCache | None = None, quiet: 
 
 
 def _auto(**params) -> tuple[LLMBackend, str]:
-    ollama = registry.create("llm_backends", "ollama", **{k: params.pop(k) for k in ("model", "host") if k in params})
-    try:
+    ollama_params = {k: params.pop(k) for k in ("model", "host") if k in params}
+    try:  # creating it can fail too (a malformed OLLAMA_HOST, the client missing): fall back, and say why
+        ollama = registry.create("llm_backends", "ollama", **ollama_params)
         ollama.check(timeout=AUTO_PROBE_TIMEOUT)
         return ollama, f"Ollama at {ollama.host} has {ollama.model}"
     except LLMUnavailableError as exc:
