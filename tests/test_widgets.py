@@ -193,7 +193,7 @@ def test_picker_switching_plugin_rebuilds_controls_and_calls_back():
     assert plugin_changes == ["ollama"]
     assert set(picker.controls) == {"model", "host", "timeout", "top_logprobs"}
     timeout = picker.controls["timeout"]
-    assert isinstance(timeout, widgets.FloatSlider) and (timeout.min, timeout.max) == (1.0, 3600.0)
+    assert isinstance(timeout, widgets.FloatSlider) and (timeout.min, timeout.max) == (0.1, 3600.0)
     timeout.value = 30.0
     assert picker.params["timeout"] == 30.0
     assert any_changes == ["ollama", "ollama"]

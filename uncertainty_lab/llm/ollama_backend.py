@@ -71,7 +71,7 @@ class OllamaLLM(LLMBackend):
 
     model: str = field(default_factory=default_model, metadata={"help": "Ollama model tag, e.g. llama3.2:3b ($UL_OLLAMA_MODEL)"})
     host: str = field(default_factory=default_host, metadata={"help": "server URL ($OLLAMA_HOST)"})
-    timeout: float = field(default=120.0, metadata={"min": 1.0, "max": 3600.0, "step": 1.0, "help": "seconds per request"})
+    timeout: float = field(default=120.0, metadata={"min": 0.1, "max": 3600.0, "step": 0.1, "help": "seconds per request"})
     top_logprobs: int = field(default=5, metadata={"min": 0, "max": 20, "step": 1, "help": "alternatives kept per token"})
 
     def __post_init__(self):
