@@ -131,7 +131,7 @@ def registered_metric():
         mode: str = field(default="mean", metadata={"choices": ("mean", "max")})
         label: str = "x"
 
-        def compute(self, answers):
+        def score(self, answers):
             return None
 
     yield ToyMetric

@@ -34,13 +34,13 @@ GOOD_METRIC = """
         weight: float = field(default=1.0, metadata={"min": 0.0, "max": 2.0, "step": 0.1, "help": "scale"})
         mode: str = field(default="a", metadata={"choices": ("a", "b")})
 
-        def compute(self, answers):
+        def score(self, answers):
             return len({a.lower() if self.lower else a for a in answers}) * self.weight
 """
 
-NO_COMPUTE = """
+NO_SCORE = """
     class NotAMetric:
-        def score(self, answers):
+        def compute(self, answers):
             return 0
 """
 
@@ -85,7 +85,7 @@ def test_discovers_loads_lazily_and_creates(plugin_path):
     metric = registry.create("metrics", "count_distinct", weight=2)
     assert "ul_test_good" in sys.modules
     assert metric.weight == 2.0 and isinstance(metric.weight, float)
-    assert metric.compute(["Paris", "paris", "Rome"]) == 4.0
+    assert metric.score(["Paris", "paris", "Rome"]) == 4.0
     (info,) = [i for i in registry.describe("metrics") if i.name == "count_distinct"]
     assert (info.distribution, info.summary, info.reference) == ("ul-test-good", "Number of distinct answers.", "a test")
     params = {p.name: p for p in info.parameters}
@@ -130,25 +130,25 @@ def test_broken_plugins_are_named_and_never_hide_healthy_ones(plugin_path):
     make_distribution(plugin_path, "ul-test-broken", """
         [uncertainty_lab.metrics]
         missing_module = ul_test_does_not_exist:Thing
-        no_compute = ul_test_broken:NotAMetric
+        no_score = ul_test_broken:NotAMetric
         count_distinct = ul_test_good:CountDistinct
-    """, {"ul_test_broken": NO_COMPUTE, "ul_test_good": GOOD_METRIC})
+    """, {"ul_test_broken": NO_SCORE, "ul_test_good": GOOD_METRIC})
     registry.refresh()
     with pytest.raises(registry.PluginLoadError) as err:
         registry.get("metrics", "missing_module")
     e = err.value
     assert (e.distribution, e.entry_point, e.name) == ("ul-test-broken", "ul_test_does_not_exist:Thing", "missing_module")
     assert "ModuleNotFoundError" in str(e) and isinstance(e.__cause__, ModuleNotFoundError)
-    with pytest.raises(registry.PluginLoadError, match="breaks the metrics protocol: missing compute"):
-        registry.get("metrics", "no_compute")
-    assert registry.create("metrics", "count_distinct").compute(["a"]) == 1.0
+    with pytest.raises(registry.PluginLoadError, match="breaks the metrics protocol: missing score"):
+        registry.get("metrics", "no_score")
+    assert registry.create("metrics", "count_distinct").score(["a"]) == 1.0
 
     with pytest.warns(registry.PluginWarning) as caught:
         rows = {i.name: i for i in registry.describe("metrics")}
     assert len(caught) == 2
     assert rows["count_distinct"].status == "ok"
     assert rows["missing_module"].status == "error" and "ul-test-broken" in rows["missing_module"].error
-    assert rows["no_compute"].status == "error"
+    assert rows["no_score"].status == "error"
     with pytest.raises(registry.PluginLoadError):
         registry.describe("metrics", strict=True)
 
@@ -192,12 +192,12 @@ def test_register_in_process_plugin_and_protocol_check():
 
         threshold: float = field(default=0.5, metadata={"min": 0.0, "max": 1.0})
 
-        def compute(self, answers):
+        def score(self, answers):
             return self.threshold
 
     try:
         assert "notebook_metric" in registry.names("metrics")
-        assert registry.create("metrics", "notebook_metric", threshold=0.25).compute([]) == 0.25
+        assert registry.create("metrics", "notebook_metric", threshold=0.25).score([]) == 0.25
         (info,) = [i for i in registry.describe("metrics") if i.name == "notebook_metric"]
         assert info.distribution == "<registered>" and info.summary == "A metric written in a notebook cell."
         registry.refresh()  # in-process registrations survive a re-scan
@@ -206,7 +206,7 @@ def test_register_in_process_plugin_and_protocol_check():
         registry.unregister("metrics", "notebook_metric")
     assert "notebook_metric" not in registry.names("metrics")
 
-    with pytest.raises(registry.PluginLoadError, match="missing compute"):
+    with pytest.raises(registry.PluginLoadError, match="missing score"):
         registry.register("metrics", "bad")(type("Bad", (), {}))
     with pytest.raises(registry.PluginLoadError, match="must be a class"):
         registry.register("metrics", "fn")(lambda answers: 0)
@@ -218,7 +218,10 @@ def test_required_parameters_are_reported():
     class NeedsBudget:
         budget: int
 
-        def decide(self, state):
+        def reset(self):
+            pass
+
+        def update(self, step):
             return False
 
     try:

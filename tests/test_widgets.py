@@ -244,7 +244,7 @@ class DemoMetric:
     limit: int | None = field(default=None, metadata={"min": 0, "max": 100, "help": "empty = no limit"})
     secret: int = field(default=42, metadata={"hidden": True})
 
-    def compute(self, answers):
+    def score(self, answers):
         return len(answers) * self.threshold
 
 

@@ -32,8 +32,8 @@ KINDS: tuple[str, ...] = (
 PROTOCOLS: dict[str, tuple[str, ...]] = {
     "kernels": ("value", "integral", "l1_norm"),
     "memory_selectors": ("select",),
-    "metrics": ("compute",),
-    "stopping_gates": ("decide",),
+    "metrics": ("score",),
+    "stopping_gates": ("reset", "update"),
     "llm_backends": ("complete",),
     "equivalence_judges": ("equivalent",),
 }
