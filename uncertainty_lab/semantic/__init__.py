@@ -1,0 +1,1 @@
+"""Semantic uncertainty: sampling, equivalence judges, metrics and their evaluation (HASSUM)."""
