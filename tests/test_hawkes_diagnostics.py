@@ -1,0 +1,85 @@
+"""Diagnostics: time-rescaling residuals, the per-node KS test with Holm correction, and the plots."""
+
+from __future__ import annotations
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+
+from uncertainty_lab.hawkes import (  # noqa: E402
+    EventStream,
+    HawkesModel,
+    fit_hawkes,
+    ks_test,
+    plot_branching_matrix,
+    plot_intensity,
+    plot_qq,
+    simulate,
+    time_rescaling_residuals,
+)
+
+TRUTH = HawkesModel.exponential([0.3, 0.2, 0.25], [[0.8, 0.6, 0.0], [0.2, 0.6, 0.6], [0.6, 0.0, 0.6]], beta=2.0)
+
+
+@pytest.fixture(scope="module")
+def stream():
+    return simulate(TRUTH, T=2500.0, seed=8, method="branching")
+
+
+def test_residuals_are_compensator_increments(stream):
+    res = time_rescaling_residuals(TRUTH, stream)
+    assert [r.size for r in res] == stream.counts.tolist()
+    comp = TRUTH.compensator(stream.times, stream)
+    for i in range(3):
+        assert res[i].sum() == pytest.approx(comp[stream.nodes == i, i][-1], rel=1e-12)
+        assert np.all(res[i] > 0)
+    poisson = HawkesModel.exponential([0.5, 0.5, 0.5], np.zeros((3, 3)), beta=1.0)
+    res0 = time_rescaling_residuals(poisson, stream)[0]
+    assert res0 == pytest.approx(0.5 * np.diff(np.concatenate([[0.0], stream.times_of(0)])))
+
+
+def test_ks_accepts_the_true_model_and_rejects_a_poisson_one_on_the_same_data(stream):
+    assert stream.n_events > 5000
+    good = ks_test(TRUTH, stream)
+    # under the true model each node's residuals are i.i.d. Exp(1): Holm at 0.05 rejects a correct model
+    # at most 5 % of the time (the seed is fixed)
+    assert good.passed and not good.reject.any()
+    assert np.all(good.pvalue_adjusted >= good.pvalue)
+    # the best Poisson model (μ = empirical rates, no excitation) is rejected at every node, overwhelmingly
+    poisson = HawkesModel.exponential(stream.rates, np.zeros((3, 3)), beta=2.0)
+    bad = ks_test(poisson, stream)
+    assert not bad.passed and bad.reject.all() and np.all(bad.pvalue_adjusted < 1e-10)
+    assert "REJECTED" in repr(bad) and "holm" in repr(bad)
+    assert "p_bonferroni" in ks_test(TRUTH, stream, method="bonferroni").table.columns
+    # and a fitted model passes too
+    assert ks_test(fit_hawkes(stream, beta_grid=[1, 2, 4]).model, stream).passed
+
+
+def test_a_silent_node_is_not_tested():
+    s = EventStream([0.5, 1.5, 2.0], [0, 0, 0], 2, 3.0)
+    m = HawkesModel.exponential([1.0, 0.1], np.zeros((2, 2)), beta=1.0)
+    result = ks_test(m, s)
+    assert np.isnan(result.pvalue[1]) and not result.reject[1] and result.n.tolist() == [3, 0]
+
+
+def test_plots_return_figure_and_axes(stream):
+    fig, ax = plot_qq(TRUTH, stream)
+    assert ax.get_xlabel() == "Exp(1) quantile" and len(ax.lines) == 4
+    plt.close(fig)
+    fig, ax = plot_intensity(TRUTH, stream, t_range=(0.0, 50.0), nodes=[0, 2])
+    assert ax.get_xlim() == (0.0, 50.0) and ax.get_ylabel().startswith("intensity")
+    plt.close(fig)
+    fig, ax = plot_branching_matrix(TRUTH, node_names=["a", "b", "c"])
+    assert f"{TRUTH.spectral_radius():.3f}" in ax.get_title()
+    assert ax.get_ylabel() == "source j" and ax.get_xlabel() == "target i"
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["a", "b", "c"]
+    assert ax.texts[1].get_text() == f"{TRUTH.G[0, 1]:.2f}"  # row = source, column = target
+    plt.close(fig)
+    fig, axes = plt.subplots(1, 2)
+    assert plot_branching_matrix(np.array([[1.2]]), ax=axes[0])[1] is axes[0]
+    assert "UNSTABLE" in axes[0].get_title()
+    plt.close(fig)

@@ -1,0 +1,495 @@
+"""Event streams: a validated realisation D = {(τ_m, n_m)}, m = 1..M, of a multivariate point process
+observed on the window [start_time, end_time] = [0, T].
+
+Times are sorted ascending; a node never fires twice at the same instant (ties across different nodes
+are allowed); node ids run 0..n_nodes-1. Input and output through CSV and JSONL need no pandas.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .errors import EventStreamError
+
+__all__ = ["EventStream"]
+
+_CSV_MAGIC = "uncertainty_lab.hawkes.EventStream"
+
+
+def _as_float_array(values: Any, name: str) -> np.ndarray:
+    try:
+        arr = np.asarray(values, dtype=float)
+    except (TypeError, ValueError) as exc:
+        raise EventStreamError(f"{name} must be numbers (a 1-D array of floats): {exc}") from None
+    if arr.ndim != 1:
+        raise EventStreamError(f"{name} must be 1-D, got shape {arr.shape}; pass a flat list or array")
+    return arr
+
+
+def _as_node_array(values: Any, name: str = "nodes") -> np.ndarray:
+    arr = np.asarray(values)
+    if arr.ndim != 1:
+        raise EventStreamError(f"{name} must be 1-D, got shape {arr.shape}; pass a flat list or array")
+    if arr.size == 0:
+        return np.zeros(0, dtype=np.int64)
+    if arr.dtype.kind in "iu":
+        return arr.astype(np.int64)
+    if arr.dtype.kind == "b":
+        raise EventStreamError(f"{name} must be integer node ids, got booleans")
+    if arr.dtype.kind == "f":
+        bad = ~np.isfinite(arr) | (arr != np.round(arr))
+        if bad.any():
+            k = int(np.flatnonzero(bad)[0])
+            raise EventStreamError(
+                f"{name}[{k}] = {arr[k].item()!r} is not an integer node id; node ids are 0..n_nodes-1 "
+                "(map names to ids, or pass node_names= to EventStream.from_arrays)"
+            )
+        return arr.astype(np.int64)
+    raise EventStreamError(
+        f"{name} must be integer node ids, got dtype {arr.dtype}; to use names, call "
+        "EventStream.from_arrays(times, names, node_names=[...])"
+    )
+
+
+def _check_scalar_time(value: Any, name: str) -> float:
+    try:
+        x = float(value)
+    except (TypeError, ValueError):
+        raise EventStreamError(f"{name} must be a number, got {value!r}") from None
+    if not math.isfinite(x):
+        raise EventStreamError(f"{name} must be finite, got {x!r}; pass the end of the observation window")
+    return x
+
+
+class EventStream:
+    """A validated multivariate event stream on the window [start_time, end_time].
+
+    ``times[m]`` = τ_m (sorted, finite, start_time ≤ τ_m ≤ end_time) and ``nodes[m]`` = n_m ∈ {0..n_nodes-1}.
+    ``end_time`` is the horizon T of the log-likelihood ∫_0^T λ_i(s) ds. A node may not fire twice at the same
+    time (use :meth:`from_arrays` with ``ties=`` to merge or spread such ties). The arrays are read-only.
+
+    ``start_time`` is 0 for a whole observation; a later window (e.g. the second half from :meth:`split`)
+    starts where the earlier one ended, and its likelihood can be conditioned on that earlier history.
+    """
+
+    __slots__ = ("times", "nodes", "n_nodes", "end_time", "start_time", "node_names")
+
+    def __init__(
+        self,
+        times: Any,
+        nodes: Any,
+        n_nodes: int,
+        end_time: float,
+        *,
+        start_time: float = 0.0,
+        node_names: Sequence[str] | None = None,
+    ):
+        t = _as_float_array(times, "times")
+        n = _as_node_array(nodes)
+        if t.shape != n.shape:
+            raise EventStreamError(
+                f"times and nodes must have the same length, got {t.size} times and {n.size} nodes"
+            )
+        if isinstance(n_nodes, bool) or not isinstance(n_nodes, (int, np.integer)) or n_nodes < 1:
+            raise EventStreamError(f"n_nodes must be a positive integer, got {n_nodes!r}")
+        n_nodes = int(n_nodes)
+        start = _check_scalar_time(start_time, "start_time")
+        end = _check_scalar_time(end_time, "end_time")
+        if start < 0:
+            raise EventStreamError(f"start_time must be >= 0, got {start!r}; shift your clock so it starts at 0")
+        if end < start:
+            raise EventStreamError(f"end_time={end!r} is before start_time={start!r}; pass end_time >= start_time")
+        bad = ~np.isfinite(t)
+        if bad.any():
+            k = int(np.flatnonzero(bad)[0])
+            raise EventStreamError(
+                f"times[{k}] is {float(t[k])!r}; every event time must be finite: drop or fix that event"
+            )
+        if t.size:
+            if t.min() < 0:
+                k = int(np.argmin(t))
+                raise EventStreamError(
+                    f"times[{k}] = {float(t[k])!r} is negative; Hawkes times are measured from 0: shift the clock, "
+                    "e.g. times - times.min()"
+                )
+            if t.min() < start:
+                k = int(np.argmin(t))
+                raise EventStreamError(
+                    f"times[{k}] = {float(t[k])!r} is before start_time={start!r}; pass an earlier start_time or "
+                    "drop the earlier events"
+                )
+            if t.max() > end:
+                k = int(np.argmax(t))
+                raise EventStreamError(
+                    f"times[{k}] = {float(t[k])!r} is after end_time={end!r}; pass end_time >= {float(t.max())!r} or drop "
+                    "the later events"
+                )
+            down = np.flatnonzero(np.diff(t) < 0)
+            if down.size:
+                k = int(down[0]) + 1
+                raise EventStreamError(
+                    f"times must be sorted ascending, but times[{k}] = {float(t[k])!r} < times[{k - 1}] = {float(t[k - 1])!r}; "
+                    "sort the events first, e.g. EventStream.from_arrays(times, nodes, sort=True)"
+                )
+            if n.min() < 0 or n.max() >= n_nodes:
+                k = int(np.flatnonzero((n < 0) | (n >= n_nodes))[0])
+                raise EventStreamError(
+                    f"nodes[{k}] = {int(n[k])} is out of range for n_nodes={n_nodes}; node ids run "
+                    f"0..{n_nodes - 1}: pass n_nodes={max(int(n.max()) + 1, n_nodes)} or remap the ids"
+                )
+            dup = _tie_pairs(t, n)
+            if dup is not None:
+                a, b = dup
+                raise EventStreamError(
+                    f"events {a} and {b} are both at node {int(n[a])} at time {float(t[a])!r}; a node cannot fire twice "
+                    "at the same instant (coarse timestamps?): pass ties='merge' (keep one) or ties='spread' "
+                    "(space them apart) to EventStream.from_arrays"
+                )
+        names = None
+        if node_names is not None:
+            names = tuple(str(x) for x in node_names)
+            if len(names) != n_nodes:
+                raise EventStreamError(
+                    f"node_names has {len(names)} names but n_nodes={n_nodes}; give one name per node"
+                )
+            if len(set(names)) != len(names):
+                raise EventStreamError(f"node_names must be distinct, got {list(names)}")
+        t = t.copy()
+        n = n.copy()
+        t.setflags(write=False)
+        n.setflags(write=False)
+        self.times, self.nodes, self.n_nodes = t, n, n_nodes
+        self.end_time, self.start_time, self.node_names = end, start, names
+
+    # --- construction ------------------------------------------------------------------------------
+
+    @classmethod
+    def from_arrays(
+        cls,
+        times: Any,
+        nodes: Any = None,
+        n_nodes: int | None = None,
+        end_time: float | None = None,
+        *,
+        start_time: float = 0.0,
+        node_names: Sequence[str] | None = None,
+        sort: bool = False,
+        ties: str = "error",
+    ) -> EventStream:
+        """Build a stream, inferring what is not given.
+
+        ``nodes`` defaults to all zeros (a univariate stream) and may hold names (mapped through
+        ``node_names``, or the sorted distinct names); ``n_nodes`` defaults to ``len(node_names)`` or
+        max(node)+1; ``end_time`` defaults to the last event time (as tick does — pass the true horizon
+        when you know it). ``sort=True`` sorts by time (stable). ``ties`` handles a node firing twice at the
+        same time: ``"error"`` (default), ``"merge"`` (keep one event) or ``"spread"`` (move the k-th tied
+        event to t + k·δ, with δ a fraction of the smallest gap between distinct times, so order is kept).
+        """
+        t = _as_float_array(times, "times")
+        if nodes is None:
+            raw = np.zeros(t.size, dtype=np.int64)
+        else:
+            raw = np.asarray(nodes)
+            if raw.ndim != 1:
+                raise EventStreamError(f"nodes must be 1-D, got shape {raw.shape}")
+        if raw.size and raw.dtype.kind in "USO":
+            labels = [str(x) for x in raw.tolist()]
+            if node_names is None:
+                node_names = sorted(set(labels))
+            index = {name: k for k, name in enumerate(node_names)}
+            unknown = [x for x in labels if x not in index]
+            if unknown:
+                raise EventStreamError(
+                    f"node name {unknown[0]!r} is not in node_names {list(node_names)}; add it or fix the data"
+                )
+            n = np.array([index[x] for x in labels], dtype=np.int64)
+        else:
+            n = _as_node_array(raw)
+        if n_nodes is None:
+            n_nodes = len(node_names) if node_names is not None else (int(n.max()) + 1 if n.size else 1)
+        if sort and t.size:
+            order = np.argsort(t, kind="stable")
+            t, n = t[order], n[order]
+        if ties not in ("error", "merge", "spread"):
+            raise EventStreamError(f"ties must be 'error', 'merge' or 'spread', got {ties!r}")
+        if ties != "error" and t.size and np.all(np.isfinite(t)) and np.all(np.diff(t) >= 0):
+            t, n = _resolve_ties(t, n, ties)
+        if end_time is None:
+            end_time = float(t.max()) if t.size and np.all(np.isfinite(t)) else float(start_time)
+        return cls(t, n, n_nodes, end_time, start_time=start_time, node_names=node_names)
+
+    @classmethod
+    def empty(cls, n_nodes: int, end_time: float = 0.0, **kwargs: Any) -> EventStream:
+        """A stream with no events (e.g. the start of a simulation loop)."""
+        return cls(np.zeros(0), np.zeros(0, dtype=np.int64), n_nodes, end_time, **kwargs)
+
+    # --- views -------------------------------------------------------------------------------------
+
+    def __len__(self) -> int:
+        return int(self.times.size)
+
+    @property
+    def n_events(self) -> int:
+        """M, the number of events."""
+        return int(self.times.size)
+
+    @property
+    def duration(self) -> float:
+        """end_time − start_time."""
+        return self.end_time - self.start_time
+
+    @property
+    def counts(self) -> np.ndarray:
+        """Events per node, shape (n_nodes,)."""
+        return np.bincount(self.nodes, minlength=self.n_nodes)
+
+    @property
+    def rates(self) -> np.ndarray:
+        """Empirical rates counts / duration (events per unit time, per node)."""
+        d = self.duration
+        return self.counts / d if d > 0 else np.full(self.n_nodes, np.nan)
+
+    def times_of(self, node: int) -> np.ndarray:
+        """The event times of one node."""
+        return self.times[self.nodes == node]
+
+    def to_arrays(self) -> tuple[np.ndarray, np.ndarray]:
+        """(times, nodes) as writable copies."""
+        return self.times.copy(), self.nodes.copy()
+
+    def name_of(self, node: int) -> str:
+        """The node's name, or its id as text."""
+        return self.node_names[node] if self.node_names else str(node)
+
+    def __iter__(self):
+        return iter(zip(self.times.tolist(), self.nodes.tolist(), strict=True))
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, EventStream):
+            return NotImplemented
+        return (
+            self.n_nodes == other.n_nodes
+            and self.end_time == other.end_time
+            and self.start_time == other.start_time
+            and self.node_names == other.node_names
+            and np.array_equal(self.times, other.times)
+            and np.array_equal(self.nodes, other.nodes)
+        )
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        names = f", node_names={list(self.node_names)}" if self.node_names else ""
+        return (
+            f"EventStream(n_events={self.n_events}, n_nodes={self.n_nodes}, "
+            f"window=[{self.start_time:g}, {self.end_time:g}], counts={self.counts.tolist()}{names})"
+        )
+
+    # --- derived streams ---------------------------------------------------------------------------
+
+    def _replace(self, times, nodes, **kw) -> EventStream:
+        args = dict(n_nodes=self.n_nodes, end_time=self.end_time, start_time=self.start_time,
+                    node_names=self.node_names)
+        args.update(kw)
+        return EventStream(times, nodes, args.pop("n_nodes"), args.pop("end_time"), **args)
+
+    def split(self, at: float) -> tuple[EventStream, EventStream]:
+        """(earlier, later): events with τ ≤ at on [start_time, at], and τ > at on [at, end_time].
+
+        The later window keeps absolute times and ``start_time=at``, so its likelihood can be conditioned on
+        the earlier events (``model.log_likelihood(later, history=earlier)``; ``fit_hawkes(validation=...)``).
+        """
+        at = _check_scalar_time(at, "at")
+        if not self.start_time <= at <= self.end_time:
+            raise EventStreamError(
+                f"split time at={at!r} is outside the window [{self.start_time}, {self.end_time}]"
+            )
+        k = int(np.searchsorted(self.times, at, side="right"))
+        early = self._replace(self.times[:k], self.nodes[:k], end_time=at)
+        late = self._replace(self.times[k:], self.nodes[k:], start_time=at)
+        return early, late
+
+    def concat(self, later: EventStream) -> EventStream:
+        """This stream followed by ``later`` (which must start at or after this one's end_time)."""
+        if not isinstance(later, EventStream):
+            raise EventStreamError(f"later must be an EventStream, got {type(later).__name__}")
+        if later.n_nodes != self.n_nodes:
+            raise EventStreamError(f"n_nodes differ: {self.n_nodes} vs later.n_nodes={later.n_nodes}")
+        if later.start_time < self.end_time:
+            raise EventStreamError(
+                f"later.start_time={later.start_time} is before end_time={self.end_time}; concat joins a stream "
+                "to its continuation (use EventStream.split to make one)"
+            )
+        return self._replace(
+            np.concatenate([self.times, later.times]), np.concatenate([self.nodes, later.nodes]),
+            end_time=later.end_time,
+        )
+
+    def append(self, time: float, node: int) -> EventStream:
+        """A new stream with one more event (τ, n) at the end; end_time grows to τ if needed."""
+        time = float(time)
+        return self._replace(
+            np.append(self.times, time), np.append(self.nodes, int(node)), end_time=max(self.end_time, time)
+        )
+
+    # --- files -------------------------------------------------------------------------------------
+
+    def _meta(self) -> dict[str, Any]:
+        meta: dict[str, Any] = {"n_nodes": self.n_nodes, "end_time": self.end_time, "start_time": self.start_time}
+        if self.node_names:
+            meta["node_names"] = list(self.node_names)
+        return meta
+
+    def to_csv(self, path: str | Path) -> Path:
+        """Write ``time,node`` rows, with the window and node names in ``#`` comment lines first."""
+        path = Path(path)
+        with open(path, "w", newline="", encoding="utf-8") as f:
+            f.write(f"# {_CSV_MAGIC}\n")
+            for key, value in self._meta().items():
+                f.write(f"# {key}={json.dumps(value)}\n")
+            writer = csv.writer(f)
+            writer.writerow(["time", "node"])
+            for t, n in zip(self.times.tolist(), self.nodes.tolist(), strict=True):
+                writer.writerow([repr(t), n])
+        return path
+
+    @classmethod
+    def from_csv(cls, path: str | Path, **overrides: Any) -> EventStream:
+        """Read a CSV with ``time`` and ``node`` columns (a node may be an id or a name).
+
+        ``# key=value`` comment lines written by :meth:`to_csv` give n_nodes, end_time, start_time and
+        node_names; keyword arguments override them (e.g. ``end_time=`` for a CSV from elsewhere).
+        """
+        path = Path(path)
+        meta: dict[str, Any] = {}
+        times: list[float] = []
+        nodes: list[str] = []
+        with open(path, newline="", encoding="utf-8") as f:
+            lines = []
+            for line in f:
+                if line.startswith("#"):
+                    body = line[1:].strip()
+                    if "=" in body:
+                        key, _, value = body.partition("=")
+                        try:
+                            meta[key.strip()] = json.loads(value)
+                        except json.JSONDecodeError:
+                            meta[key.strip()] = value.strip()
+                    continue
+                if line.strip():
+                    lines.append(line)
+        reader = csv.DictReader(lines)
+        fields = [c.strip() for c in (reader.fieldnames or [])]
+        if "time" not in fields:
+            raise EventStreamError(f"{path}: no 'time' column (columns: {fields}); the header must name 'time'")
+        reader.fieldnames = fields
+        for row_no, row in enumerate(reader, start=2):
+            try:
+                times.append(float(row["time"]))
+            except (TypeError, ValueError):
+                raise EventStreamError(f"{path} row {row_no}: time {row['time']!r} is not a number") from None
+            nodes.append((row.get("node") or "0").strip())
+        return cls._from_records(times, nodes, meta, overrides, str(path))
+
+    def to_jsonl(self, path: str | Path) -> Path:
+        """Write a first line with the window and node names, then one ``{"time", "node"}`` object per line."""
+        path = Path(path)
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(json.dumps(self._meta()) + "\n")
+            for t, n in zip(self.times.tolist(), self.nodes.tolist(), strict=True):
+                f.write(json.dumps({"time": t, "node": n}) + "\n")
+        return path
+
+    @classmethod
+    def from_jsonl(cls, path: str | Path, **overrides: Any) -> EventStream:
+        """Read JSON lines: objects with ``time`` (and ``node``, an id or a name) are events; an object
+        without ``time`` holds n_nodes / end_time / start_time / node_names. Keyword arguments override."""
+        path = Path(path)
+        meta: dict[str, Any] = {}
+        times: list[float] = []
+        nodes: list[Any] = []
+        with open(path, encoding="utf-8") as f:
+            for line_no, line in enumerate(f, start=1):
+                if not line.strip():
+                    continue
+                try:
+                    obj = json.loads(line)
+                except json.JSONDecodeError as exc:
+                    raise EventStreamError(f"{path} line {line_no}: not JSON ({exc})") from None
+                if not isinstance(obj, dict):
+                    raise EventStreamError(f"{path} line {line_no}: expected a JSON object, got {obj!r}")
+                if "time" in obj:
+                    try:
+                        times.append(float(obj["time"]))
+                    except (TypeError, ValueError):
+                        raise EventStreamError(
+                            f"{path} line {line_no}: time {obj['time']!r} is not a number"
+                        ) from None
+                    nodes.append(obj.get("node", 0))
+                else:
+                    meta.update(obj)
+        return cls._from_records(times, [str(x) for x in nodes], meta, overrides, str(path))
+
+    @classmethod
+    def _from_records(cls, times, nodes, meta, overrides, where) -> EventStream:
+        meta = {**meta, **overrides}
+        names = meta.get("node_names")
+        if all(_is_int_text(x) for x in nodes):
+            node_values: Any = np.array([int(x) for x in nodes], dtype=np.int64)
+        else:
+            node_values = np.array(nodes, dtype=object)
+        try:
+            return cls.from_arrays(
+                times, node_values, n_nodes=meta.get("n_nodes"), end_time=meta.get("end_time"),
+                start_time=meta.get("start_time", 0.0), node_names=names,
+                sort=bool(meta.get("sort", False)), ties=meta.get("ties", "error"),
+            )
+        except EventStreamError as exc:
+            raise EventStreamError(f"{where}: {exc}") from None
+
+
+def _is_int_text(x: str) -> bool:
+    x = x.strip()
+    return x.isdigit() or (x.startswith("-") and x[1:].isdigit())
+
+
+def _tie_pairs(t: np.ndarray, n: np.ndarray) -> tuple[int, int] | None:
+    """The first pair of events at the same node and time in a sorted stream, or None."""
+    same = np.flatnonzero(np.diff(t) == 0)
+    if not same.size:
+        return None
+    order = np.lexsort((n, t))
+    ts, ns = t[order], n[order]
+    hit = np.flatnonzero((np.diff(ts) == 0) & (np.diff(ns) == 0))
+    if not hit.size:
+        return None
+    a, b = sorted((int(order[hit[0]]), int(order[hit[0] + 1])))
+    return a, b
+
+
+def _resolve_ties(t: np.ndarray, n: np.ndarray, how: str) -> tuple[np.ndarray, np.ndarray]:
+    if _tie_pairs(t, n) is None:
+        return t, n
+    order = np.lexsort((n, t))
+    ts, ns = t[order], n[order]
+    first = np.ones(ts.size, dtype=bool)
+    first[1:] = (np.diff(ts) != 0) | (np.diff(ns) != 0)
+    if how == "merge":
+        keep = np.sort(order[first])
+        return t[keep], n[keep]
+    # spread: the k-th duplicate at (t, node) moves to t + k·δ, δ small enough to stay before the next time
+    group_start = np.maximum.accumulate(np.where(first, np.arange(ts.size), 0))
+    rank = np.arange(ts.size) - group_start
+    distinct = np.unique(ts)
+    gap = np.diff(distinct).min() if distinct.size > 1 else max(1.0, abs(float(ts[-1])))
+    delta = gap / (rank.max() + 2)
+    ts = ts + rank * delta
+    order2 = np.argsort(ts, kind="stable")
+    return ts[order2], ns[order2]
