@@ -1,0 +1,218 @@
+"""Is an answer correct? Four named graders of an answer against gold aliases, each returning a
+:class:`Correctness` that says how it decided.
+
+- ``normalised``: the normalised answer equals a normalised alias (SQuAD-style exact match).
+- ``contains``: a normalised alias appears as whole words in the normalised answer — for short-answer
+  QA where models pad a sentence around the answer. It cannot see negation or a second, wrong answer
+  in the same sentence ("No, not yes").
+- ``embedding``: cosine similarity of the answer and an alias ≥ ``threshold`` (all-MiniLM-L6-v2).
+  It measures topical closeness, not factual identity: "yes"/"no" score 0.73, "1969"/"1970" 0.77,
+  "Sydney"/"Canberra" 0.70 — hence the default 0.8, and a warning to look at the scores.
+- ``llm``: asks a backend "is the answer correct given these gold answers? yes/no" at temperature 0.
+  The reply is parsed leniently; a reply that is neither gives ``correct=None`` (unjudged), never a
+  guess — count those and report them.
+
+An answer that normalises to nothing is wrong, with evidence saying so (check answer extraction).
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from .text import normalise_answer
+
+__all__ = ["METHODS", "AnswerGrader", "Correctness", "check_answer", "correctness_labels", "is_correct",
+           "parse_yes_no"]
+
+METHODS = ("normalised", "contains", "embedding", "llm")
+YES = frozenset({"yes", "correct", "true", "right"})
+NO = frozenset({"no", "incorrect", "false", "wrong"})
+NEGATION = frozenset({"not", "t", "never", "neither", "nor"})  # "isn't" normalises to "isn t"
+
+JUDGE_SYSTEM = "You grade answers to quiz questions. Reply with one word: yes or no."
+
+
+@dataclass(frozen=True)
+class Correctness:
+    """A grading: ``correct`` (None = the judge's reply could not be parsed), the ``method``, a
+    human-readable ``evidence``, the gold alias that ``matched``, a ``score`` (cosine) and the judge's
+    ``raw`` reply."""
+
+    correct: bool | None
+    method: str
+    evidence: str
+    matched: str | None = None
+    score: float | None = None
+    raw: str | None = None
+
+    @property
+    def judged(self) -> bool:
+        return self.correct is not None
+
+
+def parse_yes_no(reply: str) -> bool | None:
+    """yes → True, no → False. A leading yes/no word decides; otherwise every yes-word {yes, correct, true,
+    right} and no-word {no, incorrect, false, wrong} counts, flipped when one of the two words before it is
+    a negation ("not correct" → no), and they must all agree; anything else is None (unparsed)."""
+    words = normalise_answer(reply).split()
+    if not words:
+        return None
+    if words[0] in YES:
+        return True
+    if words[0] in NO:
+        return False
+    found = set()
+    for i, w in enumerate(words):
+        if w in YES or w in NO:
+            negated = w != "no" and bool(NEGATION.intersection(words[max(0, i - 2):i]))
+            found.add((w in YES) != negated)
+    return found.pop() if len(found) == 1 else None
+
+
+def _aliases(gold_aliases) -> list[str]:
+    if isinstance(gold_aliases, str):
+        gold_aliases = [gold_aliases]
+    aliases = list(gold_aliases)
+    if not aliases:
+        raise ValueError("gold_aliases is empty; give at least one correct answer")
+    for i, a in enumerate(aliases):
+        if not isinstance(a, str):
+            raise ValueError(f"gold_aliases[{i}] must be a string, got {type(a).__name__}")
+        if not normalise_answer(a):
+            raise ValueError(f"gold_aliases[{i}] = {a!r} is empty after normalisation; fix the gold data")
+    return aliases
+
+
+@dataclass
+class AnswerGrader:
+    """A configured grader: ``method`` (one of :data:`METHODS`), ``threshold`` (embedding cosine), an
+    ``embedder`` (default: the shipped MiniLM), an ``llm`` (backend or spec for ``get_llm``; needed for
+    ``llm``), and the judge's ``seed`` and ``max_tokens``."""
+
+    method: str = "normalised"
+    threshold: float = 0.8
+    embedder: Any = None
+    llm: Any = None
+    seed: int = 0
+    max_tokens: int = 8
+    _backend: Any = field(default=None, init=False, repr=False)
+
+    def __post_init__(self):
+        if self.method not in METHODS:
+            close = difflib.get_close_matches(str(self.method), METHODS, n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+            raise ValueError(f"method must be one of {METHODS}, got {self.method!r}{hint}")
+        if not -1.0 <= float(self.threshold) <= 1.0:
+            raise ValueError(f"threshold is a cosine similarity in [-1, 1], got {self.threshold!r}")
+        if self.method == "llm" and self.llm is None:
+            raise ValueError("method='llm' needs llm=<a backend or a spec such as 'embedded'>")
+
+    def _embedder(self):
+        if self.embedder is None:
+            from ..embeddings import Embedder
+
+            self.embedder = Embedder()
+        return self.embedder
+
+    def _llm_backend(self):
+        if self._backend is None:
+            if isinstance(self.llm, str):
+                from ..llm import get_llm
+
+                self._backend = get_llm(self.llm, quiet=True)
+            else:
+                self._backend = self.llm
+        return self._backend
+
+    def check(self, answer: str, gold_aliases: Sequence[str] | str, question: str | None = None) -> Correctness:
+        """Grade one answer against its gold aliases (``question`` is shown to the LLM judge)."""
+        if not isinstance(answer, str):
+            raise ValueError(f"answer must be a string, got {type(answer).__name__}")
+        aliases = _aliases(gold_aliases)
+        norm = normalise_answer(answer)
+        if not norm:
+            return Correctness(False, self.method, f"empty answer {answer!r} after normalisation; check answer extraction")
+        return getattr(self, f"_{self.method}")(answer, norm, aliases, question)
+
+    def check_many(self, answers: Sequence[str], golds: Sequence[Sequence[str] | str],
+                   questions: Sequence[str] | None = None) -> list[Correctness]:
+        """Grade answers[i] against golds[i] (embeddings are computed in one batch)."""
+        if len(answers) != len(golds) or (questions is not None and len(questions) != len(answers)):
+            raise ValueError(f"answers ({len(answers)}), golds ({len(golds)})"
+                             + (f" and questions ({len(questions)})" if questions is not None else "")
+                             + " must have the same length")
+        if self.method == "embedding":
+            texts = [a for a in answers if isinstance(a, str)]
+            texts += [g for gs in golds for g in ([gs] if isinstance(gs, str) else gs) if isinstance(g, str)]
+            self._embedder().encode(list(dict.fromkeys(texts)))
+        qs = questions if questions is not None else [None] * len(answers)
+        return [self.check(a, g, q) for a, g, q in zip(answers, golds, qs, strict=True)]
+
+    def _normalised(self, answer, norm, aliases, question):
+        for alias in aliases:
+            if normalise_answer(alias) == norm:
+                return Correctness(True, "normalised", f"{norm!r} equals the alias {alias!r} after normalisation", alias)
+        return Correctness(False, "normalised", f"{norm!r} equals none of {aliases} after normalisation")
+
+    def _contains(self, answer, norm, aliases, question):
+        for alias in aliases:
+            if f" {normalise_answer(alias)} " in f" {norm} ":
+                return Correctness(True, "contains", f"the alias {alias!r} appears as whole words in {norm!r}", alias)
+        return Correctness(False, "contains", f"no alias of {aliases} appears as whole words in {norm!r}")
+
+    def _embedding(self, answer, norm, aliases, question):
+        sims = np.asarray(self._embedder().similarity([answer], aliases))[0]
+        best = int(np.argmax(sims))
+        cos = float(sims[best])
+        ok = cos >= self.threshold
+        rel = "≥" if ok else "<"
+        return Correctness(ok, "embedding", f"cosine {cos:.3f} {rel} {self.threshold} with the alias {aliases[best]!r}",
+                           aliases[best] if ok else None, cos)
+
+    def judge_messages(self, answer: str, aliases: Sequence[str], question: str | None = None) -> list[dict[str, str]]:
+        """The chat messages the LLM judge is sent."""
+        q = f"Question: {question}\n" if question else ""
+        gold = "; ".join(aliases)
+        user = (f"{q}Gold answers (any of these is correct): {gold}\nProposed answer: {answer}\n"
+                "Is the proposed answer correct given the gold answers? Reply yes or no.")
+        return [{"role": "system", "content": JUDGE_SYSTEM}, {"role": "user", "content": user}]
+
+    def _llm(self, answer, norm, aliases, question):
+        backend = self._llm_backend()
+        reply = backend.complete(self.judge_messages(answer, aliases, question), n=1, temperature=0.0, seed=self.seed,
+                                 max_tokens=self.max_tokens)[0].text
+        verdict = parse_yes_no(reply)
+        who = getattr(backend, "label", type(backend).__name__)
+        if verdict is None:
+            return Correctness(None, "llm", f"unparsed reply from {who}: {reply!r} (neither yes nor no)", raw=reply)
+        return Correctness(verdict, "llm", f"{who} replied {reply.strip()!r}", None, raw=reply)
+
+
+def check_answer(answer: str, gold_aliases: Sequence[str] | str, method: str = "normalised", *,
+                 question: str | None = None, **options) -> Correctness:
+    """Grade ``answer`` with the named ``method``; ``options`` configure :class:`AnswerGrader`."""
+    return AnswerGrader(method, **options).check(answer, gold_aliases, question)
+
+
+def is_correct(answer: str, gold_aliases: Sequence[str] | str, method: str = "normalised", *,
+               question: str | None = None, **options) -> bool | None:
+    """True/False, or None when the LLM judge's reply could not be parsed (count those)."""
+    return check_answer(answer, gold_aliases, method, question=question, **options).correct
+
+
+def correctness_labels(results: Sequence[Correctness], *, unjudged: str = "raise") -> tuple[np.ndarray, np.ndarray]:
+    """(labels, kept): boolean labels of the judged results and their indices. ``unjudged="raise"`` refuses
+    unparsed judgements; ``"drop"`` leaves them out (report ``len(results) - len(kept)``)."""
+    if unjudged not in ("raise", "drop"):
+        raise ValueError(f"unjudged must be 'raise' or 'drop', got {unjudged!r}")
+    missing = [i for i, r in enumerate(results) if r.correct is None]
+    if missing and unjudged == "raise":
+        raise ValueError(f"{len(missing)} of {len(results)} answers are unjudged (e.g. index {missing[0]}: "
+                         f"{results[missing[0]].evidence}); pass unjudged='drop' and report the count")
+    kept = np.array([i for i, r in enumerate(results) if r.correct is not None], dtype=int)
+    return np.array([results[i].correct for i in kept], dtype=bool), kept
