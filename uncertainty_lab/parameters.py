@@ -81,6 +81,8 @@ def _resolve_type(cls: type, f: dataclasses.Field) -> tuple[type, tuple | None]:
     args = [a for a in typing.get_args(annotation) if a is not type(None)]
     if args and typing.get_origin(annotation) in (typing.Union, types.UnionType):
         annotation = args[0]
+    if annotation is typing.Any:  # accepts anything (e.g. a plugin name or an instance); isinstance(x, Any) raises
+        return object, None
     if typing.get_origin(annotation) is typing.Literal:
         choices = typing.get_args(annotation)
         return type(choices[0]), choices

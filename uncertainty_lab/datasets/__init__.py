@@ -6,8 +6,21 @@
 - :func:`load_truthfulqa_csv`, :func:`load_strategyqa_json` — read TruthfulQA / StrategyQA files you
   downloaded yourself into the same :class:`QAItem` form.
 - :func:`load_qa_jsonl` — your own question file in the shipped schema.
+- :func:`load_news_cascade` — 248 headlines we wrote about a fictional lunar flyby, five outlet nodes, hours
+  (data card ``datasets/data/news_cascade.md``); :func:`load_gdelt` reads GDELT exports you downloaded.
+- :func:`load_search_corpus`, :func:`load_search_questions` — 300 documents about invented entities and 100
+  multi-hop questions (``datasets/data/search_corpus.md``); :func:`load_musique_json`,
+  :func:`load_hotpotqa_json` read those data sets' files.
 """
 
+from uncertainty_lab.datasets.news import (
+    NODES,
+    NewsEvent,
+    chronological_split,
+    load_gdelt,
+    load_news_cascade,
+    news_event_stream,
+)
 from uncertainty_lab.datasets.qa import (
     BEHAVIOURS,
     CATEGORIES,
@@ -19,8 +32,28 @@ from uncertainty_lab.datasets.qa import (
     load_truthfulqa_csv,
     qa_questions_resource,
 )
+from uncertainty_lab.datasets.search import (
+    Document,
+    SearchQuestion,
+    load_hotpotqa_json,
+    load_musique_json,
+    load_search_corpus,
+    load_search_questions,
+)
 
 __all__ = [
+    "NODES",
+    "Document",
+    "NewsEvent",
+    "SearchQuestion",
+    "chronological_split",
+    "load_gdelt",
+    "load_hotpotqa_json",
+    "load_musique_json",
+    "load_news_cascade",
+    "load_search_corpus",
+    "load_search_questions",
+    "news_event_stream",
     "BEHAVIOURS",
     "CATEGORIES",
     "DatasetFormatError",
