@@ -35,6 +35,31 @@ def test_same_seed_same_text_and_samples_differ(llm):
     assert all(c.backend == "embedded" and c.model.startswith("SmolLM2-135M-Instruct") for c in a)
 
 
+def test_same_seed_same_text_whatever_ran_before(llm):
+    """With llama.cpp's prompt cache on, 3 of these 10 prompts gave another text after another request."""
+    import random
+
+    from uncertainty_lab.datasets import load_news_cascade
+
+    headlines = [e.headline for e in load_news_cascade()]
+    rng = random.Random(0)
+
+    def prompt(m):
+        memory = "\n".join(f"[weight {1 / m:.2f}] (node, t={i}.0 h) {h}" for i, h in enumerate(rng.sample(headlines, m)))
+        return [{"role": "system", "content": "You are a local TV newsroom writing one headline."},
+                {"role": "user", "content": f"Earlier coverage:\n{memory}\nWrite the next headline."}]
+
+    def draw(messages, seed, tokens):
+        return llm.complete(messages, temperature=0.35, top_p=0.9, seed=seed, max_tokens=tokens, use_cache=False)[0].text
+
+    for seed in range(10):
+        question = prompt(rng.randint(1, 7))
+        draw(prompt(3), 1, 20)
+        first = draw(question, seed, 40)
+        draw(prompt(5), 2, 20)
+        assert draw(question, seed, 40) == first, seed
+
+
 def test_sample_i_does_not_depend_on_n(llm):
     three = llm.complete(Q, n=3, temperature=1.0, seed=5, max_tokens=12, use_cache=False)
     one = llm.complete(Q, n=1, temperature=1.0, seed=5, max_tokens=12, use_cache=False)

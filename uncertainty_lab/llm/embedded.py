@@ -92,6 +92,9 @@ class EmbeddedLLM(LLMBackend):
         request: dict[str, Any] = {
             "messages": messages, "temperature": temperature, "top_p": top_p,
             "max_tokens": max_tokens, "seed": seed,
+            # reusing the previous request's KV cache changes the numerics, so the same prompt and seed
+            # would give a different text depending on what ran before: determinism wins over speed here
+            "cache_prompt": False,
         }
         if stop:
             request["stop"] = stop
