@@ -1,4 +1,4 @@
-"""The ``uncertainty-lab`` command: ``plugins``, ``doctor``, ``cache`` and ``lab``.
+"""The ``uncertainty-lab`` command: ``plugins``, ``doctor``, ``cache``, ``lab`` and ``orchestrate run``.
 
 Every command is a small function over the package's own API, so tests (and the README generator)
 can call the pieces directly: :func:`plugins_table`, :func:`plugins_markdown`, :func:`doctor_checks`,
@@ -306,6 +306,25 @@ def cmd_lab(args) -> int:
     return 0  # only reached when execvp is replaced (tests)
 
 
+# --- orchestrate ----------------------------------------------------------------------------------
+
+def cmd_orchestrate(args) -> int:
+    from .llm import LLMError
+    from .orchestration.experiment import load_config, run_experiment
+
+    try:
+        config = load_config(args.config)
+        overrides = {k: v for k, v in (("out_dir", args.out_dir), ("progress", False if args.no_progress else None))
+                     if v is not None}
+        result = run_experiment(config, **overrides)
+    except (FileNotFoundError, ValueError, LLMError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    print(result.report())
+    print("\nwrote: " + ", ".join(str(p) for p in [*result.files.values(), *(r.path for r in result.runs.values())]))
+    return 0
+
+
 # --- entry point ----------------------------------------------------------------------------------
 
 def build_parser() -> argparse.ArgumentParser:
@@ -334,6 +353,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-browser", action="store_true", help="do not open a browser")
     p.add_argument("--port", type=int, default=None, help="port for the server (default: Jupyter's)")
     p.set_defaults(func=cmd_lab)
+
+    p = sub.add_parser("orchestrate", help="uncertainty-guided orchestration (HASSUM) experiments, headless")
+    actions = p.add_subparsers(dest="action", required=True, metavar="ACTION")
+    run = actions.add_parser("run", help="run the policies of a config; write JSONL runs, summary.md, results.json, "
+                                         "figure.png (resumes an interrupted run)")
+    run.add_argument("--config", required=True, metavar="FILE", help="a .json or .toml ExperimentConfig")
+    run.add_argument("--out-dir", default=None, help="write here instead of the config's out_dir")
+    run.add_argument("--no-progress", action="store_true", help="no progress bars")
+    p.set_defaults(func=cmd_orchestrate)
     return parser
 
 
