@@ -1,6 +1,8 @@
 """ipywidgets panels. :func:`plugin_picker` builds a plugin chooser with controls generated from each
-plugin's declared parameters, so a plugin written in a notebook cell gets sliders without UI code."""
+plugin's declared parameters, so a plugin written in a notebook cell gets sliders without UI code.
+:func:`univariate_explorer` is notebook 01's self-excitation explorer (sliders for a one-node Hawkes process)."""
 
+from .hawkes import UnivariateExplorer, draw_univariate, univariate_explorer
 from .picker import (
     PluginPicker,
     control_spec,
@@ -14,6 +16,9 @@ from .picker import (
 )
 
 __all__ = [
+    "UnivariateExplorer",
+    "draw_univariate",
+    "univariate_explorer",
     "PluginPicker",
     "control_spec",
     "controls_for",
