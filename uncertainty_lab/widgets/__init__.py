@@ -1,6 +1,7 @@
 """ipywidgets panels. :func:`plugin_picker` builds a plugin chooser with controls generated from each
 plugin's declared parameters, so a plugin written in a notebook cell gets sliders without UI code.
-:func:`univariate_explorer` is notebook 01's self-excitation explorer (sliders for a one-node Hawkes process)."""
+:func:`univariate_explorer` is notebook 01's self-excitation explorer (sliders for a one-node Hawkes process).
+:func:`semantic_playground` is notebook 03's semantic-uncertainty playground (sample, cluster, score)."""
 
 from .hawkes import UnivariateExplorer, draw_univariate, univariate_explorer
 from .picker import (
@@ -14,6 +15,7 @@ from .picker import (
     to_control_value,
     values_of,
 )
+from .semantic import PlaygroundResult, SemanticPlayground, run_playground, semantic_playground
 
 __all__ = [
     "UnivariateExplorer",
@@ -28,4 +30,8 @@ __all__ = [
     "plugin_picker",
     "to_control_value",
     "values_of",
+    "PlaygroundResult",
+    "SemanticPlayground",
+    "run_playground",
+    "semantic_playground",
 ]
