@@ -111,13 +111,14 @@ class FakeOllama:
     def __init__(self, models: list[str] | tuple[str, ...] = ("smollm2:135m",), *,
                  version: str = DEFAULT_VERSION, delay: float = 0.0,
                  delay_paths: tuple[str, ...] | None = None, logprobs_supported: bool | None = None,
-                 n_ctx: int = 4096, n_threads: int = 2):
+                 n_ctx: int = 4096, n_threads: int | None = None):
         self.models = list(models)
         self.version = version
         self.delay = delay
         self.delay_paths = delay_paths
         self.logprobs_supported = logprobs_supported
-        self.n_ctx, self.n_threads = n_ctx, n_threads
+        self.n_ctx = n_ctx
+        self.n_threads = n_threads  # None: the embedded backend's default, so both share one loaded model
         self.requests: list[RecordedRequest] = []
         self.errors: list[BaseException] = []
         self._lock = threading.Lock()
@@ -194,9 +195,9 @@ class FakeOllama:
 
     # --- generation ---------------------------------------------------------------------------
     def _engine(self):
-        from uncertainty_lab.llm.embedded import _server, default_gguf_path
+        from uncertainty_lab.llm.embedded import _server, default_gguf_path, default_threads
 
-        return _server(default_gguf_path(), self.n_ctx, self.n_threads)
+        return _server(default_gguf_path(), self.n_ctx, self.n_threads or default_threads())
 
     def chat_request(self, body: dict[str, Any]) -> dict[str, Any]:
         """Ollama's ``/api/chat`` body -> the embedded model's OpenAI-style request."""

@@ -37,6 +37,12 @@ def default_gguf_path() -> Path:
     return Path(dist.locate_file(DEFAULT_GGUF))
 
 
+def default_threads() -> int:
+    """Half the cores, at most 4: llama.cpp's threads spin, so on a busy 2-core machine two threads ran
+    10-20x slower than one (measured while the notebooks, the test suite and a kernel shared the cores)."""
+    return max(1, min(4, (os.cpu_count() or 2) // 2))
+
+
 def _fingerprint(path: Path) -> str:
     h = hashlib.sha256(str(path.stat().st_size).encode())
     with open(path, "rb") as f:
@@ -74,7 +80,8 @@ class EmbeddedLLM(LLMBackend):
 
     gguf: str = field(default="", metadata={"help": "path of a GGUF file; empty = $UL_EMBEDDED_GGUF or SmolLM2-135M"})
     n_ctx: int = field(default=4096, metadata={"min": 256, "max": 32768, "step": 256, "help": "context window (tokens)"})
-    n_threads: int = field(default=2, metadata={"min": 1, "max": 64, "step": 1, "help": "CPU threads"})
+    n_threads: int = field(default_factory=lambda: default_threads(),
+                           metadata={"min": 1, "max": 64, "step": 1, "help": "CPU threads (default: half the cores)"})
     top_logprobs: int = field(default=5, metadata={"min": 0, "max": 20, "step": 1, "help": "alternatives kept per token"})
 
     def __post_init__(self):
