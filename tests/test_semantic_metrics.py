@@ -435,3 +435,12 @@ def test_metric_result_and_score_all():
         assert res.metric == name
         json.dumps(res.to_dict())  # details are plain JSON (run logs store them)
 
+
+
+def test_all_distinct_entropy_confidence_is_exactly_zero():
+    """H / ln n is clipped to [0, 1]: float rounding gave 0.9999999999999998 at n = 3."""
+    from uncertainty_lab import registry
+
+    for n in (3, 5, 10):
+        result = registry.create("metrics", "discrete_semantic_entropy", judge="exact").score([f"a{i}" for i in range(n)])
+        assert result.confidence == 0.0 and result.normalised_uncertainty == 1.0

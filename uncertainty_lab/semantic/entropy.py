@@ -85,7 +85,7 @@ def _entropy(p: np.ndarray) -> float:
 
 
 def _entropy_result(metric: Metric, h: float, n: int, **details) -> MetricResult:
-    norm = h / math.log(n)
+    norm = min(1.0, max(0.0, h / math.log(n)))  # rounding gave 0.9999999999999998 for all-distinct n=3
     return metric._result(h, 1.0 - norm, norm, max_entropy=math.log(n), **details)
 
 

@@ -297,11 +297,8 @@ class ExactJudge(EquivalenceJudge):
     reference: ClassVar[str] = "SQuAD-style answer normalisation"
 
     def _judge_uncached(self, question, pairs):
-        out = []
-        for a, b in pairs:
-            same = normalise_answer(a) == normalise_answer(b)
-            out.append(Judgement(a, b, same, float(same)))
-        return out
+        norm = {t: normalise_answer(t) for pair in pairs for t in pair}  # each distinct text once
+        return [Judgement(a, b, norm[a] == norm[b], float(norm[a] == norm[b])) for a, b in pairs]
 
 
 @dataclass
