@@ -85,7 +85,9 @@ def _entropy(p: np.ndarray) -> float:
 
 
 def _entropy_result(metric: Metric, h: float, n: int, **details) -> MetricResult:
-    norm = min(1.0, max(0.0, h / math.log(n)))  # rounding gave 0.9999999999999998 for all-distinct n=3
+    norm = min(1.0, max(0.0, h / math.log(n)))
+    if math.isclose(norm, 1.0, rel_tol=1e-12):  # all distinct: rounding gave 0.9999999999999998 at n = 3
+        norm = 1.0
     return metric._result(h, 1.0 - norm, norm, max_entropy=math.log(n), **details)
 
 
