@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 import textwrap
 import warnings
@@ -236,3 +237,77 @@ def test_describe_warnings_do_not_leak_when_all_healthy():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert all(i.status == "ok" for i in registry.describe("llm_backends"))
+
+
+HOOK = """
+    import importlib.util
+    import sys
+
+    INSTALLS = 0
+
+
+    class Finder:  # what setuptools' __editable___<dist>_finder does: map a module name to a source file
+        def __init__(self, name, path):
+            self.name, self.path = name, path
+
+        def find_spec(self, fullname, path=None, target=None):
+            if fullname == self.name:
+                return importlib.util.spec_from_file_location(fullname, self.path)
+            return None
+
+
+    def install(name, path):
+        global INSTALLS
+        INSTALLS += 1
+        sys.meta_path.append(Finder(name, path))
+"""
+
+
+def test_refresh_applies_pth_files_that_appeared_after_start_up(plugin_path, monkeypatch):
+    """An editable install in a running kernel adds a .pth (a path line, or an import line that installs a
+    finder) that Python read only at start-up: refresh() must apply the new ones, and only them."""
+    site_dir, src, hooked = plugin_path / "site-packages", plugin_path / "src", plugin_path / "hooked"
+    for d in (site_dir, src, hooked):
+        d.mkdir()
+    monkeypatch.setattr(registry.site, "getsitepackages", lambda: [str(site_dir)])
+    monkeypatch.setattr(registry.site, "ENABLE_USER_SITE", False)
+    monkeypatch.syspath_prepend(str(site_dir))  # site-packages is on sys.path; the source folders are not
+    make_distribution(site_dir, "ul-test-pth", """
+        [uncertainty_lab.metrics]
+        by_path_line = ul_test_pth_src:CountDistinct
+        by_import_hook = ul_test_pth_hooked:CountDistinct
+    """, {"ul_test_pth_hook": HOOK})
+    (src / "ul_test_pth_src.py").write_text(textwrap.dedent(GOOD_METRIC))
+    (hooked / "ul_test_pth_hooked.py").write_text(textwrap.dedent(GOOD_METRIC))
+    # a .pth start-up already ran: its module is imported; running the line again would count twice
+    old = type(sys)("ul_test_pth_old")
+    old.runs = 0
+    monkeypatch.setitem(sys.modules, "ul_test_pth_old", old)
+    (site_dir / "aaa_old.pth").write_text("import ul_test_pth_old; ul_test_pth_old.runs += 1\n")
+    monkeypatch.delenv("UL_TEST_PTH_STDLIB", raising=False)
+    (site_dir / "aab_shim.pth").write_text("import os; os.environ['UL_TEST_PTH_STDLIB'] = 'ran'\n")
+    saved_meta_path = list(sys.meta_path)
+    try:
+        registry.refresh()
+        assert {"by_path_line", "by_import_hook"} <= set(registry.names("metrics"))
+        with pytest.raises(registry.PluginLoadError, match="ModuleNotFoundError"):  # listed, not importable
+            registry.get("metrics", "by_path_line")
+
+        # what `pip install -e` writes: a path line (with a comment, a blank and a missing dir) and a hook
+        (site_dir / "__editable__.ul_test_pth_src-0.1.pth").write_text(f"# source\n\n{plugin_path / 'missing'}\n{src}\n")
+        (site_dir / "__editable__.ul_test_pth_hooked-0.1.pth").write_text(
+            f"import ul_test_pth_hook; ul_test_pth_hook.install('ul_test_pth_hooked', {str(hooked / 'ul_test_pth_hooked.py')!r})\n")
+        registry.refresh()
+        assert registry.create("metrics", "by_path_line").score(["a", "A", "b"]) == 2.0
+        assert registry.create("metrics", "by_import_hook").score(["a", "b"]) == 2.0
+        hook = sys.modules["ul_test_pth_hook"]
+        assert hook.INSTALLS == 1 and sys.path.count(str(src)) == 1
+        assert str(plugin_path / "missing") not in sys.path
+        assert old.runs == 0 and "UL_TEST_PTH_STDLIB" not in os.environ  # start-up's lines are not re-run
+
+        for pth in site_dir.glob("*.pth"):  # a rewritten file is read again, yet nothing runs twice
+            os.utime(pth, ns=(pth.stat().st_atime_ns, pth.stat().st_mtime_ns + 10**9))
+        registry.refresh()
+        assert hook.INSTALLS == 1 and sys.path.count(str(src)) == 1 and old.runs == 0
+    finally:
+        sys.meta_path[:] = saved_meta_path

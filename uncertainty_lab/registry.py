@@ -1,8 +1,9 @@
 """The plugin registry: six kinds, each an entry-point group ``uncertainty_lab.<kind>``.
 
 Entry points are scanned once (cached) and loaded lazily, one name at a time; ``refresh()`` re-scans,
-so a ``pip install`` inside a running kernel becomes visible. ``@register(kind, name)`` adds a plugin
-from a notebook cell. A broken plugin is reported with its distribution and entry point and never
+so a ``pip install`` inside a running kernel becomes visible (editable installs too: it applies the
+``.pth`` files that appeared since start-up, :func:`_apply_new_pth_files`). ``@register(kind, name)`` adds
+a plugin from a notebook cell. A broken plugin is reported with its distribution and entry point and never
 hides the healthy ones.
 """
 
@@ -11,6 +12,10 @@ from __future__ import annotations
 import difflib
 import importlib
 import importlib.metadata
+import os
+import re
+import site
+import sys
 import threading
 import warnings
 from collections.abc import Callable
@@ -172,12 +177,92 @@ def _entries(kind: str) -> dict[str, _Entry]:
 
 
 def refresh(*, strict: bool = False) -> None:
-    """Forget the entry-point scan and every loaded entry-point plugin, then scan again."""
+    """Forget the entry-point scan and every loaded entry-point plugin, then scan again.
+
+    First applies site-packages ``.pth`` files that appeared since start-up (:func:`_apply_new_pth_files`)
+    and clears the import system's caches, so a ``pip install`` (editable or not) done in this process is
+    importable as well as listed.
+    """
     global _scanned
     with _lock:
+        _apply_new_pth_files()
         _scanned = None
         importlib.invalidate_caches()
         _scan(strict=strict)
+
+
+_seen_pth: set[tuple[str, int]] = set()  # (path, mtime_ns) of .pth files already looked at by refresh()
+_IMPORT_LINE = re.compile(r"import[ \t]+([\w.]+)")
+
+
+def _site_dirs() -> list[str]:
+    dirs = list(site.getsitepackages())
+    if site.ENABLE_USER_SITE:
+        dirs.append(site.getusersitepackages())
+    return dirs
+
+
+def _apply_new_pth_files() -> list[str]:
+    """Do what :mod:`site` does for ``*.pth`` files at start-up, for those that appeared later; return
+    the files applied.
+
+    Python reads site-packages ``.pth`` files only when it starts, and an editable install
+    (``pip install -e``) works through one: a path line (the source folder) or an import line that installs
+    an import hook (setuptools' ``import __editable___<dist>_finder; ...install()``). Without this, a
+    ``pip install -e`` in a running kernel gives entry points that are listed but fail to import.
+
+    Safe to repeat, so it needs no record of what start-up did: a path line is added only when it is not
+    on ``sys.path`` yet (``site``'s own rule), and an import line runs only when the first module it
+    imports is not imported yet. So a line that ran at start-up never runs twice, nor does one starting
+    with a standard-library import (``import os; ...``: shims, not install hooks — the hooks editable
+    installs write import a module named after their distribution). Each file version (path, mtime) is
+    read once per process; a failing line is skipped with a warning, as ``site`` skips it.
+    """
+    applied = []
+    for sitedir in _site_dirs():
+        try:
+            names = sorted(n for n in os.listdir(sitedir) if n.endswith(".pth") and not n.startswith("."))
+        except OSError:
+            continue
+        on_path = {os.path.normcase(os.path.abspath(p)) for p in sys.path if isinstance(p, str)}
+        if os.path.normcase(os.path.abspath(sitedir)) not in on_path:  # e.g. a user site made by pip install --user
+            sys.path.append(sitedir)
+            on_path.add(os.path.normcase(os.path.abspath(sitedir)))
+        for name in names:
+            path = os.path.join(sitedir, name)
+            try:
+                key = (path, os.stat(path).st_mtime_ns)
+                if key in _seen_pth:
+                    continue
+                _seen_pth.add(key)
+                with open(path, encoding="utf-8-sig", errors="replace") as f:
+                    lines = f.read().splitlines()
+            except OSError:
+                continue
+            changed = False
+            for line in lines:
+                if not line.strip() or line.startswith("#"):
+                    continue
+                match = _IMPORT_LINE.match(line)
+                if match:
+                    if match.group(1) in sys.modules:
+                        continue
+                    try:
+                        exec(line, {"__name__": "__pth__"})
+                    except Exception as exc:  # like site: report the line, keep going
+                        warnings.warn(f"{path}: {line!r} failed: {type(exc).__name__}: {exc}", PluginWarning,
+                                      stacklevel=3)
+                        continue
+                    changed = True
+                    continue
+                entry = os.path.abspath(os.path.join(sitedir, line.rstrip()))
+                if os.path.normcase(entry) not in on_path and os.path.isdir(entry):
+                    sys.path.append(entry)
+                    on_path.add(os.path.normcase(entry))
+                    changed = True
+            if changed:
+                applied.append(path)
+    return applied
 
 
 def names(kind: str) -> list[str]:
