@@ -12,6 +12,7 @@ from uncertainty_lab.semantic.text import normalise_answer
         ("São Paulo", "sao paulo"),
         ("“Yes” — definitely", "yes definitely"),
         ("Theatre", "theatre"),  # 'the' only as a whole word
+        ("It boils at 100°C.", "it boils at 100 c"),
         ("", ""),
     ],
 )

@@ -7,7 +7,7 @@ import string
 import unicodedata
 
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
-_PUNCT = str.maketrans({c: " " for c in string.punctuation + "‘’“”–—…"})
+_PUNCT = str.maketrans({c: " " for c in string.punctuation + "‘’“”–—…°"})  # "100°C" -> "100 c"
 
 
 def normalise_answer(text: str) -> str:

@@ -1,0 +1,106 @@
+"""Notebook 04's gate explorer: the round-1 gate summary over a scripted run, and the widget wiring."""
+
+from __future__ import annotations
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+
+from uncertainty_lab.orchestration import Coordinator, default_workers  # noqa: E402
+from uncertainty_lab.orchestration.notebook_helpers import ScriptedLLM  # noqa: E402
+from uncertainty_lab.widgets import GateExplorer, gate_explorer  # noqa: E402
+from uncertainty_lab.widgets.orchestration import (  # noqa: E402
+    GATE_CHOICES,
+    gate_policy,
+    gate_summary,
+    summary_html,
+)
+
+
+class OneHotEmbedder:
+    """Identical texts share a unit vector, different texts are orthogonal: the density kernel is 1 or 0."""
+
+    def __init__(self):
+        self.index: dict[str, int] = {}
+
+    def encode(self, texts):
+        out = np.zeros((len(texts), 64))
+        for i, t in enumerate(texts):
+            out[i, self.index.setdefault(t.strip().lower(), len(self.index))] = 1.0
+        return out
+
+
+# question -> its three round-1 samples (sample 0 is graded); gold is always Canberra
+ROUND1 = {
+    "agree right": ["Canberra"] * 3,  # SE 0, SD 1
+    "agree wrong": ["Sydney"] * 3,  # SE 0, SD 1: passes every gate
+    "two-one right": ["Canberra", "Canberra", "Perth"],  # SE 0.58, SD 0.5 (unique references)
+    "split wrong": ["Perth", "Sydney", "Darwin"],  # SE 1, SD 0.33
+}
+
+
+class ByQuestion(ScriptedLLM):
+    def reply(self, system, user, index):
+        texts = ROUND1.get(user.split("\n")[0], ["Hobart"])
+        return texts[index % len(texts)]
+
+
+@pytest.fixture(scope="module")
+def run():
+    metrics = {"entropy": "discrete_semantic_entropy",
+               "density": {"name": "semantic_density", "embedder": OneHotEmbedder()}}
+    coord = Coordinator(default_workers(ByQuestion(script={"*": ["unused"]}), max_tokens=8), "none", metrics,
+                        n_samples=3, judge="exact")
+    items = [{"id": f"q{i}", "question": q, "answers": ["Canberra"], "category": "factual"} for i, q in enumerate(ROUND1)]
+    return coord.run_benchmark(items, None, progress=False)
+
+
+def test_gate_summary_counts_catches_and_false_alarms(run):
+    s = gate_summary(run, gate_policy("entropy and density"))
+    # flagged: two-one right (SE 0.58 > 0.5) and split wrong; the unanimous wrong answer passes
+    assert (s["n"], s["flagged"], s["wrong"], s["caught"], s["false_alarms"], s["missed"]) == (4, 2, 2, 1, 1, 1)
+    assert s["catch_rate"] == 0.5 and s["false_alarm_rate"] == 0.5 and s["passed_accuracy"] == 0.5
+    assert all(type(s[k]) is int for k in ("n", "flagged", "wrong", "caught", "false_alarms", "missed"))
+    loose = gate_summary(run, gate_policy("entropy only", entropy_threshold=0.6))
+    assert (loose["flagged"], loose["caught"], loose["false_alarms"]) == (1, 1, 0)
+    assert loose["passed_accuracy"] == pytest.approx(2 / 3)
+    # no threshold setting catches an error every sample shares
+    strict = gate_summary(run, gate_policy("entropy and density", 0.05, 1.0))
+    assert strict["missed"] == 1 and strict["flagged"] == 2
+    text = summary_html(s)
+    assert "flags 2 of 4" in text and "catches <b>1 of 2</b>" in text and "τ_E = 0.5" in text
+
+
+def test_gate_policy_and_summary_reject_bad_input(run):
+    assert gate_policy(("density",)).metrics == ("density",)
+    assert set(GATE_CHOICES) == {"entropy and density", "entropy only", "density only"}
+    with pytest.raises(ValueError, match="gates must be one of"):
+        gate_policy("everything")
+    with pytest.raises(ValueError, match="never fire"):
+        gate_policy("entropy only", entropy_threshold=1.65)
+    with pytest.raises(ValueError, match="non-empty BenchmarkRun"):
+        gate_summary([], gate_policy())
+
+
+def test_the_explorer_redraws_when_a_control_moves(run):
+    ex = gate_explorer(run)
+    assert isinstance(ex, GateExplorer) and ex.summary["flagged"] == 2
+    assert ex.image.value[:4] == b"\x89PNG" and "flags 2 of 4" in ex.status.value
+    first = ex.image.value
+    ex.sliders["entropy_threshold"].value = 0.6
+    assert ex.summary["flagged"] == 2  # density still flags the 2+1 answer (SD 0.5 < 0.8)
+    ex.gates.value = "entropy only"
+    assert ex.summary["flagged"] == 1 and ex.summary["gates"] == ["entropy"]
+    assert ex.image.value != first and "flags 1 of 4" in ex.status.value
+    ex.sliders["density_threshold"].value = 0.3
+    ex.gates.value = "density only"
+    assert ex.summary["flagged"] == 0 and ex.summary["catch_rate"] == 0.0 and ex.summary["missed"] == 2
+    with pytest.raises(ValueError, match="unknown slider"):
+        gate_explorer(run, tau=0.3)
+    with pytest.raises(ValueError, match="outside the slider range"):
+        gate_explorer(run, density_threshold=0.0)
+    with pytest.raises(ValueError, match="gates must be one of"):
+        gate_explorer(run, gates="all")
