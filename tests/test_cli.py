@@ -399,3 +399,12 @@ def test_lab_really_starts_jupyterlab(tmp_path):
         out = proc.stdout.read()
         proc.stdout.close()
     assert "starting:" in out and "-m jupyter lab" in out
+
+
+def test_readme_plugin_tables_are_the_generated_ones():
+    """README's built-in plugin section is `uncertainty-lab plugins --markdown`; regenerate it when this fails."""
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    section = readme.split("<!-- plugins:begin -->")[1].split("<!-- plugins:end -->")[0]
+    assert section.strip() == cli.builtin_plugins_markdown().strip()
+    for kind in registry.KINDS:
+        assert f"**{kind}**" in section

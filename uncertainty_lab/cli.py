@@ -1,4 +1,4 @@
-"""The ``uncertainty-lab`` command: ``plugins``, ``doctor``, ``cache``, ``lab`` and ``orchestrate run``.
+"""The ``uncertainty-lab`` command: ``plugins``, ``doctor``, ``cache``, ``lab``, and ``orchestrate|cascade|search run``.
 
 Every command is a small function over the package's own API, so tests (and the README generator)
 can call the pieces directly: :func:`plugins_table`, :func:`plugins_markdown`, :func:`doctor_checks`,
@@ -88,7 +88,21 @@ def plugins_markdown(kind: str) -> str:
     return "\n".join(lines + [f"\n> warning: {cell(w)}" for w in extra])
 
 
+def builtin_plugins_markdown() -> str:
+    """One markdown table per kind of the plugins this distribution ships (the README's table)."""
+    out = []
+    for kind in registry.KINDS:
+        infos = [i for i in describe_plugins(kind)[0] if i.distribution == "uncertainty-lab"]
+        rows = [f"| `{i.name}` | {i.summary} | {', '.join(f'`{p.name}`' for p in i.parameters) or '—'} |"
+                for i in infos]
+        out.append(f"**{kind}**\n\n| name | what it does | parameters |\n|---|---|---|\n" + "\n".join(rows))
+    return "\n\n".join(out)
+
+
 def cmd_plugins(args) -> int:
+    if args.markdown:
+        print(builtin_plugins_markdown())
+        return 0
     kinds = [args.kind] if args.kind else list(registry.KINDS)
     print("\n\n".join(plugins_table(k) for k in kinds))
     return 0
@@ -306,6 +320,26 @@ def cmd_lab(args) -> int:
     return 0  # only reached when execvp is replaced (tests)
 
 
+# --- cascade --------------------------------------------------------------------------------------
+
+def cmd_cascade(args) -> int:
+    from .cascade.experiment import load_config, run_experiment
+    from .llm import LLMError
+
+    try:
+        config = load_config(args.config)
+        overrides = {k: v for k, v in (("out_dir", args.out_dir), ("progress", False if args.no_progress else None))
+                     if v is not None}
+        result = run_experiment(config, **overrides)
+    except (FileNotFoundError, ValueError, LLMError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    print(result.report())
+    print("\nwrote: " + ", ".join(str(p) for p in result.files.values())
+          + f"; {len(result.runs)} run files under {result.out_dir / 'runs'}")
+    return 0
+
+
 # --- orchestrate ----------------------------------------------------------------------------------
 
 def cmd_orchestrate(args) -> int:
@@ -325,6 +359,27 @@ def cmd_orchestrate(args) -> int:
     return 0
 
 
+# --- search ---------------------------------------------------------------------------------------
+
+def cmd_search(args) -> int:
+    from .llm import LLMError
+    from .search.experiment import load_config, run_experiment
+
+    try:
+        config = load_config(args.config)
+        overrides = {k: v for k, v in (("out_dir", args.out_dir), ("progress", False if args.no_progress else None))
+                     if v is not None}
+        result = run_experiment(config, **overrides)
+    except (FileNotFoundError, ValueError, LLMError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    print(result.report())
+    n = sum(len(eps) for eps in result.episodes.values())
+    print("\nwrote: " + ", ".join(str(p) for p in result.files.values())
+          + f"; {n} episode files under {result.out_dir / 'episodes'}")
+    return 0
+
+
 # --- entry point ----------------------------------------------------------------------------------
 
 def build_parser() -> argparse.ArgumentParser:
@@ -335,6 +390,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("plugins", help="list installed plugins, their status and parameters")
     p.add_argument("kind", nargs="?", metavar="KIND",
                    help=f"one of {', '.join(registry.KINDS)} (default: all)")
+    p.add_argument("--markdown", action="store_true", help="the built-in plugins as the README's markdown tables")
     p.set_defaults(func=cmd_plugins)
 
     p = sub.add_parser("doctor", help="check Python, packages, models, Ollama and the cache")
@@ -354,6 +410,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--port", type=int, default=None, help="port for the server (default: Jupyter's)")
     p.set_defaults(func=cmd_lab)
 
+    p = sub.add_parser("cascade", help="HawkesLLM cascade experiments: selectors x k x runs, headless")
+    actions = p.add_subparsers(dest="action", required=True, metavar="ACTION")
+    run = actions.add_parser("run", help="run the selectors of a config; write JSONL runs, table.md, results.json, "
+                                         "figure.png (resumes an interrupted run)")
+    run.add_argument("--config", required=True, metavar="FILE", help="a .json or .toml CascadeConfig")
+    run.add_argument("--out-dir", default=None, help="write here instead of the config's out_dir")
+    run.add_argument("--no-progress", action="store_true", help="no progress bars")
+    p.set_defaults(func=cmd_cascade)
+
     p = sub.add_parser("orchestrate", help="uncertainty-guided orchestration (HASSUM) experiments, headless")
     actions = p.add_subparsers(dest="action", required=True, metavar="ACTION")
     run = actions.add_parser("run", help="run the policies of a config; write JSONL runs, summary.md, results.json, "
@@ -362,6 +427,15 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--out-dir", default=None, help="write here instead of the config's out_dir")
     run.add_argument("--no-progress", action="store_true", help="no progress bars")
     p.set_defaults(func=cmd_orchestrate)
+
+    p = sub.add_parser("search", help="agentic search (CGDP) experiments: beliefs x stopping gates x policies, headless")
+    actions = p.add_subparsers(dest="action", required=True, metavar="ACTION")
+    run = actions.add_parser("run", help="run the conditions of a config; write JSONL episodes, summary.md, "
+                                         "results.json, figure.png (resumes an interrupted run)")
+    run.add_argument("--config", required=True, metavar="FILE", help="a .json or .toml SearchConfig")
+    run.add_argument("--out-dir", default=None, help="write here instead of the config's out_dir")
+    run.add_argument("--no-progress", action="store_true", help="no progress bars")
+    p.set_defaults(func=cmd_search)
     return parser
 
 

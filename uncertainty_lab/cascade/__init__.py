@@ -8,7 +8,8 @@ model writes the text (Deng, Ye, Xie 2026). Memory selectors, the prompt, the ge
 ``alpha[j, i]`` is the excitation from source j to target i: the memory reads column n_t of α.
 Modules: ``model`` (Event, NodeSpec, History), ``selectors`` (the ``memory_selectors`` plugins),
 ``prompt`` (the template), ``sampling`` (O(N) next-event draws), ``loop`` (simulate_cascade, CascadeRun),
-``metrics`` (alignment, drift, summaries).
+``metrics`` (alignment, drift, summaries), ``experiment`` (selectors × k × runs on the chronological split: the
+paper's table and figure; ``uncertainty-lab cascade run``).
 """
 
 from .loop import CascadeResumeError, CascadeRun, CascadeStep, simulate_cascade, step_seeds

@@ -45,7 +45,8 @@ class CascadeResumeError(CascadeError):
 class CascadeStep:
     """One generated event with what produced it: its memory (indices into the run's events, 0 = seed, and the
     normalised weights), the prompt's hash, the language-model seed and, when sampled, the alternative texts and
-    the metric's result on them (``{"metric", "uncertainty", "confidence", ...}``)."""
+    the metric's result on them (``{"metric", "uncertainty", "confidence", ...}``). ``raw_text``: what the model
+    wrote, kept only when a ``postprocess`` function changed it into ``text``."""
 
     step: int
     time: float
@@ -57,6 +58,7 @@ class CascadeStep:
     finish_reason: str = "stop"
     samples: tuple[str, ...] | None = None
     metric: dict[str, Any] | None = None
+    raw_text: str | None = None
 
     @property
     def event(self) -> Event:
@@ -79,6 +81,8 @@ class CascadeStep:
         if self.samples is not None:
             rec["samples"] = list(self.samples)
             rec["metric"] = self.metric
+        if self.raw_text is not None:
+            rec["raw_text"] = self.raw_text
         return rec
 
     @classmethod
@@ -90,6 +94,7 @@ class CascadeStep:
             prompt_hash=rec.get("prompt_hash", ""), llm_seed=int(rec.get("llm_seed", -1)),
             finish_reason=rec.get("finish_reason", "stop"),
             samples=None if samples is None else tuple(samples), metric=rec.get("metric"),
+            raw_text=rec.get("raw_text"),
         )
 
 
@@ -159,11 +164,14 @@ class CascadeRun:
     def confidence(self) -> np.ndarray:
         return np.array([s.confidence for s in self.steps], dtype=float)
 
-    def prompt(self, step: int, prompt_fn: Callable = build_prompt, *, verify: bool = True) -> list[dict[str, str]]:
-        """Rebuild the messages the model saw at ``step`` (1..L) with ``prompt_fn`` (the default template unless
-        the run used another); ``verify`` checks them against the stored prompt hash."""
+    def prompt(self, step: int, prompt_fn: Callable | None = None, *, verify: bool = True) -> list[dict[str, str]]:
+        """Rebuild the messages the model saw at ``step`` (1..L) with ``prompt_fn`` — by default the template the
+        run recorded (``config["prompt_fn"]``, imported by its name when it is a module-level function; else the
+        default template); ``verify`` checks them against the stored prompt hash."""
         if not 1 <= step <= len(self.steps):
             raise CascadeError(f"step must be in 1..{len(self.steps)}, got {step!r}")
+        if prompt_fn is None:
+            prompt_fn = _resolve_fn(self.config.get("prompt_fn")) or build_prompt
         s = self.steps[step - 1]
         history = History(self.node_specs, self.events[:step])
         messages = prompt_fn(s.time, s.node, self.node_specs[s.node], list(s.memory), history, self.node_specs)
@@ -233,6 +241,20 @@ def _llm_identity(llm: Any) -> dict[str, str]:
 
 def _fn_name(fn: Callable) -> str:
     return f"{getattr(fn, '__module__', '?')}.{getattr(fn, '__qualname__', repr(fn))}"
+
+
+def _resolve_fn(qualified: Any) -> Callable | None:
+    """The module-level function named ``module.function`` (as :func:`_fn_name` wrote it), or None."""
+    if not isinstance(qualified, str) or "." not in qualified or "<" in qualified:
+        return None
+    module, _, name = qualified.rpartition(".")
+    try:
+        import importlib
+
+        fn = getattr(importlib.import_module(module), name, None)
+    except Exception:  # a module that is gone or broken: fall back to the default template
+        return None
+    return fn if callable(fn) else None
 
 
 def _canon(x: Any) -> Any:
@@ -353,6 +375,7 @@ def simulate_cascade(
     progress: bool = True,
     *,
     sample_temperature: float = 1.0,
+    postprocess: Callable[[str], str] | None = None,
 ) -> CascadeRun:
     """Run HawkesLLM Algorithm 1 for ``steps`` = L steps from ``seed_event`` = e_0 and return a CascadeRun.
 
@@ -371,6 +394,10 @@ def simulate_cascade(
       score them with ``metric`` (a ``metrics`` name or instance): ``run.uncertainty`` is the per-step curve.
     - ``horizon``: no event after this time; the run stops early (stop_reason "horizon") when the next event
       would fall beyond it (or the intensity has died out).
+    - ``postprocess``: a deterministic function applied to every generated text (the main one and the
+      alternative samples) before it enters the history, e.g. keeping the first line of a rambling answer
+      (:func:`uncertainty_lab.cascade.experiment.clean_headline`). The step keeps the model's own text as
+      ``raw_text`` when it changed; the function's name is part of the configuration.
     """
     from ..hawkes.errors import UnstableModelError
     from ..hawkes.model import HawkesModel
@@ -408,6 +435,8 @@ def simulate_cascade(
             raise CascadeError(f"horizon must be a finite time after the seed event (t={seed_event.time}), got {horizon!r}")
     if not callable(prompt_fn):
         raise CascadeError(f"prompt_fn must be a function (see uncertainty_lab.cascade.prompt), got {prompt_fn!r}")
+    if postprocess is not None and not callable(postprocess):
+        raise CascadeError(f"postprocess must be a function str -> str or None, got {postprocess!r}")
     from .. import registry
 
     if isinstance(selector, str):
@@ -446,6 +475,8 @@ def simulate_cascade(
         "samples_per_step": samples_per_step, "sample_temperature": sample_temperature if samples_per_step else None,
         "metric": _plugin_config(metric) if metric is not None else None,
         "horizon": horizon,
+        # only when set, so files written before this option existed still resume
+        **({"postprocess": _fn_name(postprocess)} if postprocess is not None else {}),
     })
     header = {"type": "header", "format": FORMAT, "config": config, "steps": steps}
 
@@ -495,7 +526,7 @@ def simulate_cascade(
             writer.write(header)
         run.stop_reason = _generate(run, history, writer, hawkes_model, selector, llm, steps, k, seed, specs,
                                     prompt_fn, temperature, top_p, max_tokens, samples_per_step, metric,
-                                    sample_temperature, horizon, progress)
+                                    sample_temperature, horizon, progress, postprocess)
     finally:
         writer.close()
     return run
@@ -503,7 +534,8 @@ def simulate_cascade(
 
 def generate_step(t: int, history: History, model, selector, llm, k: int, seed: int, specs, prompt_fn=build_prompt,
                   temperature: float = 0.35, top_p: float = 0.9, max_tokens: int = 75, samples_per_step: int = 0,
-                  metric=None, sample_temperature: float = 1.0, horizon: float | None = None) -> CascadeStep | None:
+                  metric=None, sample_temperature: float = 1.0, horizon: float | None = None,
+                  postprocess: Callable[[str], str] | None = None) -> CascadeStep | None:
     """One step of Algorithm 1 on ``history`` (not appended): draw (τ_t, n_t), select the memory, build the prompt,
     generate (and sample/score alternatives). None when no event comes before the horizon. Arguments are not
     validated here — :func:`simulate_cascade` does that."""
@@ -518,19 +550,31 @@ def generate_step(t: int, history: History, model, selector, llm, k: int, seed: 
     messages = prompt_fn(tau, node, specs[node], memory, history, specs)
     (completion,) = llm.complete(messages, n=1, temperature=temperature, top_p=top_p, max_tokens=max_tokens,
                                  seed=seeds["llm"])
+    raw = completion.text.strip()
+    text = _clean(postprocess, raw)
     samples = result = None
     if samples_per_step:
         extra = {"logprobs": True} if getattr(llm, "supports_logprobs", False) else {}
         comps = llm.complete(messages, n=samples_per_step, temperature=sample_temperature, top_p=top_p,
                              max_tokens=max_tokens, seed=seeds["samples"], **extra)
-        samples = tuple(c.text.strip() for c in comps)
-        result = _score(metric, comps, messages)
-    return CascadeStep(t, tau, node, completion.text.strip(), tuple(memory), prompt_hash(messages), seeds["llm"],
-                       str(getattr(completion, "finish_reason", "stop") or "stop"), samples, result)
+        samples = tuple(_clean(postprocess, c.text.strip()) for c in comps)
+        result = _score(metric, comps, messages, samples)
+    return CascadeStep(t, tau, node, text, tuple(memory), prompt_hash(messages), seeds["llm"],
+                       str(getattr(completion, "finish_reason", "stop") or "stop"), samples, result,
+                       raw if text != raw else None)
+
+
+def _clean(postprocess, text: str) -> str:
+    if postprocess is None:
+        return text
+    out = postprocess(text)
+    if not isinstance(out, str):
+        raise CascadeError(f"postprocess must return a string, got {type(out).__name__} for {text[:60]!r}")
+    return out.strip()
 
 
 def _generate(run, history, writer, model, selector, llm, steps, k, seed, specs, prompt_fn, temperature, top_p,
-              max_tokens, m, metric, sample_temperature, horizon, progress) -> str:
+              max_tokens, m, metric, sample_temperature, horizon, progress, postprocess=None) -> str:
     from tqdm.auto import tqdm
 
     sel_name = getattr(selector, "name", type(selector).__name__)
@@ -539,7 +583,7 @@ def _generate(run, history, writer, model, selector, llm, steps, k, seed, specs,
     try:
         for t in range(len(run.steps) + 1, steps + 1):
             step = generate_step(t, history, model, selector, llm, k, seed, specs, prompt_fn, temperature, top_p,
-                                 max_tokens, m, metric, sample_temperature, horizon)
+                                 max_tokens, m, metric, sample_temperature, horizon, postprocess)
             if step is None:
                 writer.write({"type": "end", "reason": "horizon", "n_steps": t - 1,
                               "detail": "no further event before the horizon" if horizon is not None
@@ -555,11 +599,12 @@ def _generate(run, history, writer, model, selector, llm, steps, k, seed, specs,
         bar.close()
 
 
-def _score(metric, completions, messages) -> dict[str, Any]:
+def _score(metric, completions, messages, texts=None) -> dict[str, Any]:
     """Score the alternative samples; the SampleSet carries the prompt as its question and token logprobs when
-    the backend gave them (a plain list of texts if the semantic package is unavailable)."""
+    the backend gave them (a plain list of texts if the semantic package is unavailable). ``texts``: the
+    samples after any postprocessing (their logprobs are still those of the model's full answers)."""
     question = messages[-1]["content"] if messages else ""
-    texts = [c.text.strip() for c in completions]
+    texts = [c.text.strip() for c in completions] if texts is None else list(texts)
     lps = [getattr(c, "logprobs", None) for c in completions]
     lps = [None if lp is None else [t.logprob for t in lp] for lp in lps]
     try:

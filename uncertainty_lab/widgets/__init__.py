@@ -4,6 +4,7 @@ plugin's declared parameters, so a plugin written in a notebook cell gets slider
 :func:`semantic_playground` is notebook 03's semantic-uncertainty playground (sample, cluster, score).
 :func:`gate_explorer` is notebook 04's gate explorer (thresholds over a recorded run's round-1 signals)."""
 
+from .cascade import CascadeExplorer, cascade_explorer  # noqa: F401  (notebook 02)
 from .hawkes import UnivariateExplorer, draw_univariate, univariate_explorer
 from .orchestration import GateExplorer, gate_explorer
 from .picker import (
@@ -17,25 +18,26 @@ from .picker import (
     to_control_value,
     values_of,
 )
+from .search import EpisodeStepper, episode_stepper  # noqa: F401  (notebook 05)
 from .semantic import PlaygroundResult, SemanticPlayground, run_playground, semantic_playground
 
 __all__ = [
-    "UnivariateExplorer",
-    "draw_univariate",
-    "univariate_explorer",
+    "GateExplorer",
+    "PlaygroundResult",
     "PluginPicker",
+    "SemanticPlayground",
+    "UnivariateExplorer",
     "control_spec",
     "controls_for",
+    "draw_univariate",
     "from_control_value",
+    "gate_explorer",
     "make_control",
     "plugin_infos",
     "plugin_picker",
-    "to_control_value",
-    "values_of",
-    "PlaygroundResult",
-    "SemanticPlayground",
     "run_playground",
     "semantic_playground",
-    "GateExplorer",
-    "gate_explorer",
+    "to_control_value",
+    "univariate_explorer",
+    "values_of",
 ]

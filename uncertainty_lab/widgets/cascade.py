@@ -1,0 +1,522 @@
+"""Notebook 02's panels and the helpers behind its cells: a HawkesLLM cascade step by step, and selectors
+compared live.
+
+The decisions live in plain functions a test can call without a browser:
+
+- :func:`plot_alpha` / :func:`plot_beta_grid` — the fitted excitation α̂ as a heat-map labelled source → target,
+  and the log-likelihood over the β grid with unstable candidates greyed out and ρ(G) annotated;
+- :func:`memory_table` — Algorithm 1 at one step of a run: per node the raw excitation w^raw it sends to the
+  target, the recency order, the selected set S and the normalised weights (for other selectors: what they chose);
+- :func:`prompt_text` — the messages the model saw, as plain text;
+- :func:`steps_table` — one row per step: time, node, memory (node: weight), text, S_t and the two drifts;
+- :func:`run_panel` — the explorer's whole computation: simulate a short cascade with the chosen selector, k,
+  steps, temperature and backend from the experiment's setup, evaluate it, tabulate it (:class:`PanelResult`);
+- :func:`draw_panel` — S_t of the latest results (the comparison) and the current run's drifts;
+- :func:`samples_table` / :func:`uncertainty_curve` — the alternative samples stored in a run, and their
+  rescoring with another metric (no model calls).
+
+:class:`CascadeExplorer` (from :func:`cascade_explorer`) only wires ``run_panel`` to controls. Every run is
+kept, so the comparison table grows as a learner switches selector or k. Figures go to an ``ipywidgets.Image``
+as PNG (not an ``Output`` widget; see :mod:`uncertainty_lab.widgets.hawkes` for why).
+"""
+
+from __future__ import annotations
+
+import html
+import io
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import ipywidgets as widgets
+import numpy as np
+
+from .. import registry
+from ..hawkes.table import Table
+from .hawkes import SliderRange
+
+__all__ = [
+    "BACKENDS",
+    "RANGES",
+    "CascadeExplorer",
+    "PanelResult",
+    "cascade_explorer",
+    "comparison_table",
+    "draw_panel",
+    "memory_table",
+    "plot_alpha",
+    "plot_beta_grid",
+    "prompt_text",
+    "run_panel",
+    "samples_table",
+    "steps_table",
+    "uncertainty_curve",
+]
+
+#: the explorer's slider ranges (k: memory budget; steps: cascade length L; temperature of the generator)
+RANGES: dict[str, SliderRange] = {
+    "k": SliderRange(1, 7, 1, 3),
+    "steps": SliderRange(1, 12, 1, 4),
+    "temperature": SliderRange(0.0, 1.5, 0.05, 0.35),
+}
+#: the backend choices offered (any ``get_llm`` spec works in :func:`run_panel`)
+BACKENDS: tuple[str, ...] = ("embedded", "auto", "ollama:qwen2.5:3b")
+_STYLE = {"description_width": "initial"}
+_SHOWN = 6  # runs drawn in the comparison panel
+
+
+def _r(x: float, nd: int = 3) -> float:
+    return round(float(x), nd) if math.isfinite(float(x)) else math.nan
+
+
+# --- fit pictures ----------------------------------------------------------------------------------------------
+
+
+def plot_alpha(model: Any, node_names: Sequence[str] | None = None, *, ax: Any = None, annotate: bool = True):
+    """Heat-map of α̂ (``alpha[source j, target i]``, per hour): rows are sources, columns targets. Returns
+    (Figure, Axes)."""
+    import matplotlib.pyplot as plt
+
+    alpha = np.asarray(model.alpha, dtype=float)
+    n = alpha.shape[0]
+    names = list(node_names) if node_names is not None else [f"node {i}" for i in range(n)]
+    if len(names) != n:
+        raise ValueError(f"node_names has {len(names)} names for {n} nodes")
+    if ax is None:
+        fig, ax = plt.subplots(figsize=(1.2 * n + 2.8, 1.1 * n + 1.6), constrained_layout=True)
+    else:
+        fig = ax.figure
+    im = ax.imshow(alpha, cmap="magma", vmin=0.0)
+    fig.colorbar(im, ax=ax, label="α̂ (jump in the target's rate, per hour)")
+    ax.set_xticks(range(n), names, rotation=45, ha="right")
+    ax.set_yticks(range(n), names)
+    ax.set_xlabel("target i  (the node that reacts)")
+    ax.set_ylabel("source j  (the node that spoke)")
+    beta = getattr(model, "beta", None)
+    ax.set_title("α̂[source → target]" + (f", β = {beta:g} /h" if beta else ""), fontsize="medium")
+    if annotate:
+        top = alpha.max() if alpha.size else 0.0
+        for j in range(n):
+            for i in range(n):
+                ax.text(i, j, f"{alpha[j, i]:.2f}", ha="center", va="center", fontsize="small",
+                        color="black" if alpha[j, i] > 0.6 * top else "white")
+    return fig, ax
+
+
+def plot_beta_grid(fit: Any, *, ax: Any = None):
+    """The training log-likelihood of each β candidate of a ``fit_hawkes`` result (unstable ones grey, the
+    chosen one marked), each point annotated with ρ(G). Returns (Figure, Axes)."""
+    import matplotlib.pyplot as plt
+
+    rows = fit.table.to_dicts()
+    if ax is None:
+        fig, ax = plt.subplots(figsize=(6.4, 3.4), constrained_layout=True)
+    else:
+        fig = ax.figure
+    beta = np.array([r["beta"] for r in rows], dtype=float)
+    ll = np.array([r["loglik"] for r in rows], dtype=float)
+    stable = np.array([bool(r["stable"]) for r in rows])
+    chosen = np.array([bool(r.get("selected")) for r in rows])
+    ax.plot(beta, ll, color="0.6", lw=1, zorder=1)
+    ax.scatter(beta[stable], ll[stable], color="C0", zorder=2, label="stable (ρ(G) < 1)")
+    if (~stable).any():
+        ax.scatter(beta[~stable], ll[~stable], color="0.75", zorder=2, label="unstable: not eligible")
+    if chosen.any():
+        ax.scatter(beta[chosen], ll[chosen], s=160, facecolors="none", edgecolors="C3", lw=2, zorder=3,
+                   label="chosen")
+    for b, v, r in zip(beta, ll, rows, strict=True):
+        ax.annotate(f"ρ={r['rho']:.2f}", (b, v), textcoords="offset points", xytext=(4, -12), fontsize="x-small")
+    ax.set_xscale("log")
+    ax.set_xlabel("decay β (per hour; log scale)")
+    ax.set_ylabel("log-likelihood ℓ(β)")
+    ax.set_title("choosing β on the training events", fontsize="medium")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize="small")
+    return fig, ax
+
+
+# --- one run, explained ------------------------------------------------------------------------------------------
+
+
+def _selector_of(run: Any) -> Any:
+    sel = run.config.get("selector", {})
+    return registry.create("memory_selectors", sel.get("name", "hawkes"), **sel.get("params", {}))
+
+
+def memory_table(run: Any, step: int, model: Any = None) -> Table:
+    """What the memory selector did at ``step`` (1..L) of ``run``.
+
+    For the ``hawkes`` selector (Algorithm 1), one row per node: its latest event before τ_t (index into the
+    run's events, 0 = the seed, and time), its recency rank (1 = spoke most recently), the raw excitation
+    w^raw_{j,t} = α̂_{j,n_t} Σ e^{-β(τ_t − τ_m)} it sends to the target node n_t, whether it is in S, and its
+    normalised weight w_{j,t}. Recomputed with ``model`` (the fitted HawkesModel) and checked against the memory
+    the run stored. For other selectors, one row per remembered event (index, node, time, weight, text).
+    """
+    from ..cascade import History
+
+    if not 1 <= step <= len(run.steps):
+        raise ValueError(f"step must be in 1..{len(run.steps)}, got {step!r}")
+    s = run.steps[step - 1]
+    history = History(run.node_specs, run.events[:step])
+    names = run.node_names
+    selector = _selector_of(run)
+    if getattr(selector, "name", "") != "hawkes":
+        rows = [{"index": m.index, "node": names[m.node], "time (h)": _r(history[m.index].time, 1),
+                 "weight": _r(m.weight), "text": history[m.index].text} for m in s.memory]
+        return Table(rows, ["index", "node", "time (h)", "weight", "text"],
+                     title=f"step {step}: {selector.name} memory for {names[s.node]} at t = {s.time:.1f} h")
+    if model is None:
+        raise ValueError("memory_table needs model= (the fitted HawkesModel) to explain the hawkes selector")
+    k = int(run.config["k"])
+    ex = selector.explain(history, s.time, s.node, k, model)
+    if list(ex.items) != list(s.memory):
+        raise ValueError(f"step {step}: Algorithm 1 with this model selects {list(ex.items)}, but the run stored "
+                         f"{list(s.memory)}; pass the model the run was made with")
+    rank = {j: r + 1 for r, j in enumerate(sorted(
+        (j for j in range(len(names)) if ex.latest[j] is not None),
+        key=lambda j: (history[ex.latest[j]].time, ex.latest[j]), reverse=True))}
+    weight = {m.node: m.weight for m in ex.items}
+    rows = []
+    for j, name in enumerate(names):
+        latest = ex.latest[j]
+        rows.append({
+            "node j": name,
+            "latest event": "—" if latest is None else latest,
+            "its time (h)": math.nan if latest is None else _r(history[latest].time, 1),
+            "recency rank": "—" if j not in rank else rank[j],
+            "w_raw": float(f"{ex.raw[j]:.4g}"),
+            "in S": j in ex.selected,
+            "weight w": _r(weight[j]) if j in weight else 0.0,
+        })
+    title = (f"step {step}: target n_t = {names[s.node]} at τ_t = {s.time:.1f} h, k = {k} — S = "
+             f"{[names[j] for j in ex.selected] or 'empty'}")
+    return Table(rows, ["node j", "latest event", "its time (h)", "recency rank", "w_raw", "in S", "weight w"],
+                 title=title)
+
+
+def prompt_text(messages: Sequence[Mapping[str, str]]) -> str:
+    """Chat messages as plain text, one ``--- role ---`` block each (what the model is sent, verbatim)."""
+    return "\n".join(f"--- {m['role']} ---\n{m['content']}" for m in messages)
+
+
+def steps_table(run: Any, diagnostics: Any = None, *, title: str = "") -> Table:
+    """One row per step of ``run``: time, node, memory as ``node:weight`` (most relevant first, as in the
+    prompt), the text, and S_t / global / local drift when ``diagnostics`` (from ``evaluate_run``) are given."""
+    names = run.node_names
+    events = run.events
+    curves = getattr(diagnostics, "curves", {}) if diagnostics is not None else {}
+    rows = []
+    for i, s in enumerate(run.steps):
+        row = {"step": s.step, "t (h)": _r(s.time, 1), "node": names[s.node],
+               "memory (node: weight)": ", ".join(f"{names[events[m.index].node]}: {m.weight:.2f}" for m in s.memory)
+               or "(empty)", "text": s.text}
+        for key, label in (("alignment", "S_t"), ("global_drift", "global drift"), ("local_drift", "local drift")):
+            if key in curves:
+                row[label] = _r(curves[key].values[i])
+        rows.append(row)
+    columns = ["step", "t (h)", "node", "memory (node: weight)", "text"] + [
+        label for key, label in (("alignment", "S_t"), ("global_drift", "global drift"), ("local_drift", "local drift"))
+        if key in curves]
+    return Table(rows, columns, title=title)
+
+
+# --- the explorer's computation ----------------------------------------------------------------------------------
+
+
+@dataclass
+class PanelResult:
+    """One explorer run: the :class:`~uncertainty_lab.cascade.CascadeRun`, its diagnostics, the step table and a
+    summary (``selector, k, steps, temperature, backend, mean_S, late_S, trend, global_drift, local_drift,
+    copies, memory_sizes``)."""
+
+    run: Any
+    diagnostics: Any
+    table: Table
+    summary: dict[str, Any]
+    settings: dict[str, Any] = field(default_factory=dict)
+
+    def _repr_html_(self) -> str:
+        s = self.summary
+        head = (f"<b>{html.escape(str(s['selector']))}, k = {s['k']}, {s['steps']} steps, T = {s['temperature']:g}</b> "
+                f"<small>({html.escape(str(s['backend']))})</small><br><small>mean S = {s['mean_S']:.3f}, "
+                f"late S = {s['late_S']:.3f} ({html.escape(s['trend'])}), global drift {s['global_drift']:.3f}, "
+                f"local drift {s['local_drift']:.3f}, copies {s['copies']:.0%}</small>")
+        return head + self.table._repr_html_()
+
+
+def _check_range(name: str, value: Any, kind: type) -> None:
+    r = RANGES[name]
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and (kind is float or float(value).is_integer())
+    if not ok or not r.min <= value <= r.max:
+        raise ValueError(f"{name} must be {'an integer' if kind is int else 'a number'} in [{r.min:g}, {r.max:g}], "
+                         f"got {value!r}")
+
+
+def _backend(backend: Any) -> Any:
+    if not isinstance(backend, str):
+        if not callable(getattr(backend, "complete", None)):
+            raise ValueError(f"backend must be a get_llm spec such as 'embedded' or a backend, got {backend!r}")
+        return backend
+    from ..llm import get_llm
+
+    llm = get_llm(backend, quiet=True)
+    if backend.startswith("ollama"):
+        llm.check(timeout=5.0)  # a clear message (server down, model not pulled) instead of a stack trace
+    return llm
+
+
+def _spec_of(llm: Any) -> str:
+    """The ``get_llm`` spec that names ``llm``: ``embedded``, or ``name:model`` (``ollama:qwen2.5:3b``)."""
+    name = getattr(llm, "name", type(llm).__name__)
+    if name == "embedded":
+        return name
+    model = llm.model_id() if callable(getattr(llm, "model_id", None)) else getattr(llm, "model", "")
+    return f"{name}:{model}" if model else str(name)
+
+
+def _summary(run: Any, diagnostics: Any, settings: dict[str, Any]) -> dict[str, Any]:
+    from ..cascade.experiment import copy_rate
+
+    a = diagnostics.summaries.get("alignment")
+    return {
+        **settings,
+        "steps": len(run),
+        "mean_S": a.mean if a else math.nan, "late_S": a.late_mean if a else math.nan,
+        "trend": a.trend.label if a else "undetermined",
+        "global_drift": diagnostics.summaries["global_drift"].mean,
+        "local_drift": diagnostics.summaries["local_drift"].mean,
+        "copies": copy_rate(run),
+        "memory_sizes": [len(s.memory) for s in run.steps],
+    }
+
+
+def run_panel(setup: Any, selector: str = "hawkes", k: int = 3, steps: int = 4, temperature: float = 0.35,
+              backend: Any = "embedded", *, seed: int = 0, max_tokens: int = 24, top_p: float = 0.9,
+              embedder: Any = None, prompt: str = "headline", clean: bool = True, out: Any = None) -> PanelResult:
+    """Simulate ``steps`` steps of the cascade from ``setup`` (a :func:`~uncertainty_lab.cascade.experiment.prepare`
+    result: the fitted model, seed event, node specs, held-out references) with memory ``selector`` (a
+    ``memory_selectors`` name) and budget ``k`` at ``temperature`` on ``backend`` (a ``get_llm`` spec or a backend),
+    then evaluate it (S_t against the held-out headlines, global and local drift) with ``embedder`` (default
+    all-MiniLM-L6-v2). ``k``, ``steps`` and ``temperature`` must lie in :data:`RANGES`. Runs with the same
+    ``seed`` share the event schedule, so switching the selector changes only the memory. Nothing is written
+    unless ``out`` (a JSONL path) is given; every model answer is cached.
+    """
+    from ..cascade import evaluate_run, simulate_cascade
+    from ..cascade.experiment import PROMPTS, clean_headline
+
+    if selector not in registry.names("memory_selectors"):
+        registry.get("memory_selectors", selector)  # raises, naming the choices and the closest match
+    _check_range("k", k, int)
+    _check_range("steps", steps, int)
+    _check_range("temperature", temperature, float)
+    if prompt not in PROMPTS:
+        raise ValueError(f"prompt must be one of {list(PROMPTS)}, got {prompt!r}")
+    llm = _backend(backend)
+    if embedder is None:
+        from ..embeddings import Embedder
+
+        embedder = Embedder()
+    sel = registry.create("memory_selectors", selector)
+    if getattr(sel, "embedder", "x") is None:
+        sel.embedder = embedder
+    run = simulate_cascade(setup.seed_event, setup.model, sel, llm, steps=int(steps), k=int(k), seed=int(seed),
+                           node_specs=setup.node_specs, prompt_fn=PROMPTS[prompt], temperature=float(temperature),
+                           top_p=top_p, max_tokens=int(max_tokens), out=out, resume=False, progress=False,
+                           postprocess=clean_headline if clean else None)
+    diagnostics = evaluate_run(run, setup.references, embedder=embedder)
+    settings = {"selector": selector, "k": int(k), "temperature": float(temperature), "seed": int(seed),
+                "backend": getattr(llm, "label", type(llm).__name__), "max_tokens": int(max_tokens)}
+    table = steps_table(run, diagnostics, title=f"{selector}, k = {k}, T = {temperature:g}")
+    return PanelResult(run, diagnostics, table, _summary(run, diagnostics, settings), settings)
+
+
+def comparison_table(results: Sequence[PanelResult]) -> Table:
+    """One row per explorer run (oldest first): settings and summaries side by side."""
+    rows = []
+    for n, r in enumerate(results, start=1):
+        s = r.summary
+        rows.append({"#": n, "selector": s["selector"], "k": s["k"], "steps": s["steps"], "T": s["temperature"],
+                     "backend": s["backend"], "mean S": _r(s["mean_S"]), "late S": _r(s["late_S"]),
+                     "trend": s["trend"], "global drift": _r(s["global_drift"]), "local drift": _r(s["local_drift"]),
+                     "copies": f"{s['copies']:.0%}" if math.isfinite(s["copies"]) else "—"})
+    return Table(rows, ["#", "selector", "k", "steps", "T", "backend", "mean S", "late S", "trend", "global drift",
+                        "local drift", "copies"], title="runs so far")
+
+
+def draw_panel(results: Sequence[PanelResult], *, late_fraction: float = 1 / 3):
+    """Left: S_t of the last few results (the current one bold), late window of the current one shaded. Right:
+    the current run's global and local drift per step. Returns the Figure."""
+    import matplotlib.pyplot as plt
+
+    if not results:
+        raise ValueError("draw_panel needs at least one PanelResult")
+    fig, (ax_s, ax_d) = plt.subplots(1, 2, figsize=(11, 3.6), constrained_layout=True)
+    shown = list(results)[-_SHOWN:]
+    first = len(results) - len(shown) + 1
+    current = shown[-1]
+    L = len(current.run)
+    if L:
+        late_start = L - max(1, math.ceil(late_fraction * L)) + 1
+        ax_s.axvspan(late_start - 0.5, L + 0.5, color="0.92", zorder=0, label="late window")
+    for n, r in enumerate(shown, start=first):
+        v = r.diagnostics.curves["alignment"].values
+        bold = r is current
+        s = r.summary
+        ax_s.plot(np.arange(1, v.size + 1), v, marker="o", ms=4 if bold else 2, lw=2.2 if bold else 1,
+                  alpha=1 if bold else 0.6, label=f"#{n} {s['selector']}, k={s['k']}, T={s['temperature']:g}")
+    ax_s.set_xlabel("step t")
+    ax_s.set_ylabel("S_t (alignment)")
+    ax_s.set_title("alignment with the held-out headlines", fontsize="medium")
+    ax_s.grid(alpha=0.3)
+    ax_s.legend(fontsize="x-small")
+    for key, label in (("global_drift", "global drift (from the seed)"), ("local_drift", "local drift (from the memory)")):
+        v = current.diagnostics.curves[key].values
+        ax_d.plot(np.arange(1, v.size + 1), v, marker="o", ms=3, label=label)
+    ax_d.set_xlabel("step t")
+    ax_d.set_ylabel("1 − cosine")
+    ax_d.set_title(f"drift of run #{len(results)}", fontsize="medium")
+    ax_d.grid(alpha=0.3)
+    ax_d.legend(fontsize="small")
+    return fig
+
+
+def samples_table(run: Any, *, title: str = "") -> Table:
+    """One row per step of a run made with ``samples_per_step`` > 0: node, the kept text, the alternative samples
+    and the uncertainty the run's metric gave them."""
+    m = max((len(s.samples) for s in run.steps if s.samples), default=0)
+    rows = []
+    for s in run.steps:
+        row = {"step": s.step, "node": run.node_names[s.node], "kept text": s.text}
+        for i in range(m):
+            row[f"sample {i + 1}"] = s.samples[i] if s.samples and i < len(s.samples) else ""
+        row["uncertainty"] = _r(s.uncertainty)
+        rows.append(row)
+    return Table(rows, ["step", "node", "kept text", *[f"sample {i + 1}" for i in range(m)], "uncertainty"],
+                 title=title)
+
+
+def uncertainty_curve(run: Any, metric: Any) -> np.ndarray:
+    """The per-step uncertainty of the alternative samples stored in ``run`` (made with ``samples_per_step`` > 0)
+    under ``metric`` (a ``metrics`` name, ``{"name", ...params}`` or an instance) — a rescoring, no model calls;
+    shape (L,). Logprob-based metrics need the logprobs, which the run does not store: use them at run time."""
+    from ..semantic.samples import SampleSet
+
+    if isinstance(metric, str):
+        metric = registry.create("metrics", metric)
+    elif isinstance(metric, Mapping):
+        params = dict(metric)
+        metric = registry.create("metrics", params.pop("name"), **params)
+    out = np.full(len(run.steps), math.nan)
+    for i, s in enumerate(run.steps):
+        if s.samples:
+            out[i] = float(metric.score(SampleSet.from_texts(list(s.samples), None, "")).uncertainty)
+    return out
+
+
+# --- the widget -----------------------------------------------------------------------------------------------
+
+
+class CascadeExplorer(widgets.VBox):
+    """Controls for the selector, k, steps, temperature, backend and seed, and a Run button, over
+    :func:`run_panel` from a prepared ``setup``. Every run is kept (``.results``) and compared in a table and a
+    figure; ``.run()`` does what the button does and returns the :class:`PanelResult` (None on an error, which
+    is shown in ``.status``)."""
+
+    def __init__(self, setup: Any, *, selector: str = "hawkes", backend: str = "embedded", seed: int = 0,
+                 max_tokens: int = 24, embedder: Any = None, dpi: int = 90, llm: Any = None, **values: float):
+        super().__init__()
+        self._llms: dict[str, Any] = {}
+        if llm is not None:  # a backend the notebook already has: offered under its spec, and chosen
+            backend = _spec_of(llm)
+            self._llms[backend] = llm
+        unknown = set(values) - set(RANGES)
+        if unknown:
+            raise ValueError(f"unknown control(s) {sorted(unknown)}; the sliders are {list(RANGES)}")
+        self.setup, self.max_tokens, self.embedder, self.dpi = setup, int(max_tokens), embedder, int(dpi)
+        names = registry.names("memory_selectors")
+        if selector not in names:
+            registry.get("memory_selectors", selector)
+        self.selector = widgets.Dropdown(options=names, value=selector, description="selector", style=dict(_STYLE))
+        self.sliders: dict[str, widgets.ValueWidget] = {}
+        for name, r in RANGES.items():
+            value = values.get(name, r.value)
+            _check_range(name, value, float if name == "temperature" else int)
+            if name == "temperature":
+                self.sliders[name] = widgets.FloatSlider(value=float(value), min=r.min, max=r.max, step=r.step,
+                                                         description=name, readout_format=".2f",
+                                                         continuous_update=False, style=dict(_STYLE))
+            else:
+                self.sliders[name] = widgets.IntSlider(value=int(value), min=int(r.min), max=int(r.max),
+                                                       step=int(r.step), description=name,
+                                                       continuous_update=False, style=dict(_STYLE))
+        options = list(dict.fromkeys([backend, *BACKENDS]))
+        self.backend = widgets.Combobox(value=backend, options=options, description="backend", ensure_option=False,
+                                        placeholder="embedded, auto or ollama:<model>", style=dict(_STYLE))
+        self.seed = widgets.BoundedIntText(value=int(seed), min=0, max=10**6, description="seed",
+                                           layout={"width": "160px"})
+        self.run_button = widgets.Button(description="Run", button_style="primary", icon="play")
+        self.run_button.on_click(self._on_run)
+        self.status = widgets.HTML()
+        self.steps_html = widgets.HTML()
+        self.compare_html = widgets.HTML()
+        self.image = widgets.Image(format="png", layout={"max_width": "100%"})
+        self.results: list[PanelResult] = []
+        note = widgets.HTML("<small style='color:#666'>Same seed = same event schedule (times and nodes): switching "
+                            "the selector changes only the memory. Answers are cached, so repeating a setting is "
+                            "instant. ollama:&lt;model&gt; needs a running server (OLLAMA_HOST).</small>")
+        self.children = (
+            widgets.HBox([widgets.VBox([self.selector, self.backend, self.seed]),
+                          widgets.VBox(list(self.sliders.values()))]),
+            note, self.run_button, self.status, self.compare_html, self.image, self.steps_html)
+
+    @property
+    def values(self) -> dict[str, Any]:
+        """The arguments the Run button passes to :func:`run_panel`."""
+        return {"selector": self.selector.value, "k": int(self.sliders["k"].value),
+                "steps": int(self.sliders["steps"].value),
+                "temperature": round(float(self.sliders["temperature"].value), 6),
+                "backend": self.backend.value.strip(), "seed": int(self.seed.value)}
+
+    def _on_run(self, button: Any = None) -> None:
+        self.run()
+
+    def _llm(self, spec: str) -> Any:
+        if spec not in self._llms:
+            self._llms[spec] = _backend(spec)
+        return self._llms[spec]
+
+    def run(self) -> PanelResult | None:
+        """Simulate, evaluate and show with the current controls; returns the result (None on an error)."""
+        import matplotlib.pyplot as plt
+
+        v = self.values
+        self.status.value = "<i>generating…</i>"
+        try:
+            llm = self._llm(v.pop("backend"))
+            result = run_panel(self.setup, backend=llm, max_tokens=self.max_tokens, embedder=self.embedder, **v)
+        except Exception as exc:  # a bad setting or a missing server must be shown, not lost in the kernel's log
+            self.status.value = (f"<span style='color:#a33'><b>{html.escape(type(exc).__name__)}</b>: "
+                                 f"{html.escape(str(exc))}</span>")
+            return None
+        self.results.append(result)
+        fig = draw_panel(self.results)
+        try:
+            buf = io.BytesIO()
+            fig.savefig(buf, format="png", dpi=self.dpi)
+        finally:
+            plt.close(fig)
+        self.image.value = buf.getvalue()
+        s = result.summary
+        self.status.value = (f"<small>run #{len(self.results)}: {html.escape(s['selector'])}, k = {s['k']}, "
+                             f"{s['steps']} steps on {html.escape(s['backend'])}; memory sizes {s['memory_sizes']}"
+                             "</small>")
+        self.compare_html.value = comparison_table(self.results)._repr_html_()
+        self.steps_html.value = result._repr_html_()
+        return result
+
+
+def cascade_explorer(setup: Any, **options: Any) -> CascadeExplorer:
+    """The selector explorer over a prepared cascade ``setup``; ``options``: ``selector``, ``backend``, ``seed``,
+    ``max_tokens``, ``embedder`` and starting slider values (``k``, ``steps``, ``temperature``)."""
+    return CascadeExplorer(setup, **options)
