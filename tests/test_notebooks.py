@@ -4,66 +4,33 @@ temporary completion cache, with no error output; the start-here notebook shows 
 from __future__ import annotations
 
 import os
-import queue
 import sys
-import time
 from pathlib import Path
 
 import nbformat
 import pytest
 from jupyter_client.kernelspec import KernelSpecManager
-from nbclient import NotebookClient
+
+from uncertainty_lab.tour import CELL_TIMEOUT, errors_of, execute
+from uncertainty_lab.tour import kernel_env as tour_kernel_env
 
 NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
 NOTEBOOK_FILES = sorted(NOTEBOOKS.glob("*.ipynb"))
-CELL_TIMEOUT = 600
 
 
 def kernel_env(tmp_path: Path) -> dict[str, str]:
-    env = dict(os.environ)
-    env.update(UL_FAST="1", UL_CACHE_DIR=str(tmp_path / "cache"), MPLCONFIGDIR=str(tmp_path / "mpl"))
-    env.pop("MPLBACKEND", None)  # let the kernel use its inline backend, so figures become image/png
-    # the venv's python first, so a kernel started as `python` is this interpreter
-    env["PATH"] = str(Path(sys.executable).parent) + os.pathsep + env.get("PATH", "")
-    return env
+    return tour_kernel_env(fast=True, cache_dir=tmp_path / "cache", mpl_dir=tmp_path / "mpl")
 
 
 PREFIX_PROBE = "import sys; print('KERNEL_PREFIX=' + sys.prefix)"
 
 
-def poll_replies_in_slices(client: NotebookClient) -> None:
-    """Wait for shell replies in 0.5 s slices: with ipykernel 7 / nbclient 0.11 a reply that arrives
-    while nbclient waits can be noticed only at the cell timeout (nbclient#312; seen here in ~1 of 3
-    runs of notebook 01), which would make a passing run 10 minutes slower. Polling again finds it."""
-    channel = client.kc.shell_channel
-    wait = channel.get_msg
-
-    async def get_msg(timeout=None):
-        deadline = None if timeout is None else time.monotonic() + timeout
-        while True:
-            left = 0.5 if deadline is None else max(0.0, min(0.5, deadline - time.monotonic()))
-            try:
-                return await wait(timeout=left)
-            except queue.Empty:
-                if deadline is not None and time.monotonic() >= deadline:
-                    raise
-
-    channel.get_msg = get_msg
-
-
 def run_notebook(path: Path, tmp_path: Path) -> tuple[nbformat.NotebookNode, float]:
-    """Execute a copy of the notebook; a last probe cell (removed again) reports the kernel's sys.prefix,
-    which must be this venv's."""
+    """Execute a copy of the notebook (with the project's one runner, ``uncertainty_lab.tour.execute``);
+    a last probe cell (removed again) reports the kernel's sys.prefix, which must be this venv's."""
     nb = nbformat.read(path, as_version=4)
     nb.cells.append(nbformat.v4.new_code_cell(PREFIX_PROBE))
-    client = NotebookClient(
-        nb, timeout=CELL_TIMEOUT, kernel_name="python3", allow_errors=True,
-        resources={"metadata": {"path": str(path.parent)}},
-    )
-    client.on_notebook_start = lambda **_: poll_replies_in_slices(client)
-    start = time.perf_counter()
-    client.execute(env=kernel_env(tmp_path))
-    seconds = time.perf_counter() - start
+    seconds = execute(nb, cwd=path.parent, env=kernel_env(tmp_path), timeout=CELL_TIMEOUT, allow_errors=True)
     probe = nb.cells.pop()
     reported = "".join(o.get("text", "") for o in probe.outputs if o.get("output_type") == "stream")
     assert f"KERNEL_PREFIX={sys.prefix}" in reported, (
@@ -71,16 +38,6 @@ def run_notebook(path: Path, tmp_path: Path) -> tuple[nbformat.NotebookNode, flo
         f"probe said {reported!r}. Check `jupyter kernelspec list`: 'python3' should be the venv's ipykernel."
     )
     return nb, seconds
-
-
-def errors_of(nb: nbformat.NotebookNode) -> list[str]:
-    found = []
-    for i, cell in enumerate(nb.cells):
-        for out in cell.get("outputs", []):
-            if out.get("output_type") == "error":
-                trace = "\n".join(out.get("traceback", []))
-                found.append(f"cell {i}: {out.get('ename')}: {out.get('evalue')}\n{trace}")
-    return found
 
 
 def texts_of(nb: nbformat.NotebookNode) -> str:

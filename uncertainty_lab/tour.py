@@ -1,0 +1,333 @@
+"""The notebook tour: run every notebook headless and write an HTML report per notebook plus an index.
+
+    python -m uncertainty_lab.tour [NOTEBOOK_DIR] [--out build/tour] [--fast]
+
+(``make tour`` runs it on ``notebooks/``.) Each notebook runs top to bottom in a fresh ``python3`` kernel
+with :mod:`nbclient`, on whatever language model ``get_llm("auto")`` picks (the embedded model when no
+Ollama server answers), in full mode unless ``--fast`` is given or ``UL_FAST=1`` is already set. The
+output folder gets:
+
+- ``<notebook>.html`` — the executed notebook (nbconvert's HTMLExporter, images embedded; the widget
+  state is saved in the notebook, so widgets show as static views where the viewer can render them);
+- ``figures/<notebook>.png`` — the notebook's first ``image/png`` output, a thumbnail for the index
+  (and the pictures the README uses);
+- ``index.html`` — one row per notebook: its first markdown heading, ok/failed (with the error), the
+  runtime, a link and the thumbnail; ``summary.json`` — the same as data.
+
+A notebook that fails is reported as failed in the index, the others still run, and the tour exits 1.
+
+:func:`execute` / :func:`execute_notebook` are the one notebook runner of the project: the test suite's
+notebook tests call them too.
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import html
+import json
+import os
+import queue
+import re
+import sys
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import nbformat
+
+__all__ = [
+    "CELL_TIMEOUT",
+    "NotebookReport",
+    "errors_of",
+    "execute",
+    "execute_notebook",
+    "first_heading",
+    "first_png",
+    "kernel_env",
+    "main",
+    "run_tour",
+]
+
+#: seconds one cell may run before the notebook counts as failed
+CELL_TIMEOUT = 600
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+
+
+# --- running one notebook -----------------------------------------------------------------------------
+
+def kernel_env(*, fast: bool | None = None, cache_dir: str | os.PathLike | None = None,
+               mpl_dir: str | os.PathLike | None = None, base: dict[str, str] | None = None) -> dict[str, str]:
+    """The environment of a notebook kernel: ``base`` (default ``os.environ``), with ``UL_FAST=1`` when
+    ``fast`` is true (removed when false, left alone when None), ``UL_CACHE_DIR`` / ``MPLCONFIGDIR`` when
+    given, no ``MPLBACKEND`` (so the kernel's inline backend turns figures into ``image/png``), and this
+    interpreter's folder first on ``PATH`` (so a kernel started as ``python`` is this environment's)."""
+    env = dict(os.environ if base is None else base)
+    if fast is True:
+        env["UL_FAST"] = "1"
+    elif fast is False:
+        env.pop("UL_FAST", None)
+    if cache_dir is not None:
+        env["UL_CACHE_DIR"] = str(cache_dir)
+    if mpl_dir is not None:
+        env["MPLCONFIGDIR"] = str(mpl_dir)
+    env.pop("MPLBACKEND", None)
+    env["PATH"] = str(Path(sys.executable).parent) + os.pathsep + env.get("PATH", "")
+    return env
+
+
+def _poll_replies_in_slices(client) -> None:
+    """Wait for shell replies in 0.5 s slices: with ipykernel 7 / nbclient 0.11 a reply that arrives
+    while nbclient waits can be noticed only at the cell timeout (nbclient#312; seen here in ~1 of 3
+    runs of notebook 01), which would make a passing run 10 minutes slower. Polling again finds it."""
+    channel = client.kc.shell_channel
+    wait = channel.get_msg
+
+    async def get_msg(timeout=None):
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            left = 0.5 if deadline is None else max(0.0, min(0.5, deadline - time.monotonic()))
+            try:
+                return await wait(timeout=left)
+            except queue.Empty:
+                if deadline is not None and time.monotonic() >= deadline:
+                    raise
+
+    channel.get_msg = get_msg
+
+
+def execute(nb: nbformat.NotebookNode, *, cwd: str | os.PathLike, env: dict[str, str] | None = None,
+            timeout: int = CELL_TIMEOUT, allow_errors: bool = True, kernel_name: str = "python3") -> float:
+    """Execute ``nb`` in place in a fresh ``kernel_name`` kernel started in ``cwd``; returns the seconds
+    it took. With ``allow_errors`` every cell runs and errors stay in the outputs; without it the first
+    error raises :class:`nbclient.exceptions.CellExecutionError` (the outputs so far are kept in ``nb``).
+    The widget state is stored in the notebook's metadata, so an HTML export can show the widgets."""
+    from nbclient import NotebookClient
+
+    client = NotebookClient(
+        nb, timeout=timeout, kernel_name=kernel_name, allow_errors=allow_errors,
+        store_widget_state=True, resources={"metadata": {"path": str(cwd)}},
+    )
+    client.on_notebook_start = lambda **_: _poll_replies_in_slices(client)
+    start = time.perf_counter()
+    client.execute(env=kernel_env() if env is None else env)
+    return time.perf_counter() - start
+
+
+def execute_notebook(path: str | os.PathLike, *, env: dict[str, str] | None = None, timeout: int = CELL_TIMEOUT,
+                     allow_errors: bool = True) -> tuple[nbformat.NotebookNode, float]:
+    """Read the notebook at ``path``, execute it in its own folder (see :func:`execute`) and return the
+    executed notebook and the seconds it took. The file itself is not changed."""
+    path = Path(path)
+    nb = nbformat.read(path, as_version=4)
+    seconds = execute(nb, cwd=path.parent, env=env, timeout=timeout, allow_errors=allow_errors)
+    return nb, seconds
+
+
+# --- reading an executed notebook ---------------------------------------------------------------------
+
+_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+
+
+def errors_of(nb: nbformat.NotebookNode) -> list[str]:
+    """Each error output as ``cell N: Name: value`` followed by its traceback (ANSI colours kept)."""
+    found = []
+    for i, cell in enumerate(nb.cells):
+        for out in cell.get("outputs", []):
+            if out.get("output_type") == "error":
+                trace = "\n".join(out.get("traceback", []))
+                found.append(f"cell {i}: {out.get('ename')}: {out.get('evalue')}\n{trace}")
+    return found
+
+
+def first_heading(nb: nbformat.NotebookNode) -> str:
+    """The text of the first markdown heading (``# ...`` of any level), or ``""``."""
+    for cell in nb.cells:
+        if cell.cell_type != "markdown":
+            continue
+        for line in cell.source.splitlines():
+            m = re.match(r"\s{0,3}#{1,6}\s+(.*?)\s*#*\s*$", line)
+            if m:
+                return m.group(1)
+    return ""
+
+
+def first_png(nb: nbformat.NotebookNode) -> bytes | None:
+    """The bytes of the first ``image/png`` output, or None."""
+    for cell in nb.cells:
+        for out in cell.get("outputs", []):
+            data = out.get("data", {})
+            if "image/png" in data:
+                png = data["image/png"]
+                return base64.b64decode("".join(png) if isinstance(png, list) else png)
+    return None
+
+
+# --- the tour ----------------------------------------------------------------------------------------
+
+@dataclass
+class NotebookReport:
+    """How one notebook of the tour went; paths are relative to the output folder."""
+
+    notebook: str
+    title: str
+    status: str  # "ok" or "failed"
+    seconds: float
+    html: str | None
+    figure: str | None
+    error: str = ""
+
+
+def _short_error(exc: BaseException) -> str:
+    text = _ANSI.sub("", str(exc)).strip()
+    # CellExecutionError carries the cell source and the whole traceback: keep the last lines, which name it
+    lines = [line for line in text.splitlines() if line.strip()]
+    return "\n".join(lines[-12:]) if lines else type(exc).__name__
+
+
+def _export_html(nb: nbformat.NotebookNode, title: str) -> str:
+    from nbconvert import HTMLExporter
+
+    exporter = HTMLExporter(embed_images=True)
+    nb.metadata.setdefault("title", title)
+    body, _ = exporter.from_notebook_node(nb)
+    return body
+
+
+def _write_page(nb: nbformat.NotebookNode, path: Path, out: Path, title: str) -> str:
+    page = out / f"{path.stem}.html"
+    page.write_text(_export_html(nb, title), encoding="utf-8")
+    return page.name
+
+
+def run_one(path: Path, out: Path, env: dict[str, str], timeout: int = CELL_TIMEOUT) -> NotebookReport:
+    """Execute one notebook (stopping at its first error), write its HTML and thumbnail under ``out``."""
+    from nbclient.exceptions import CellExecutionError, CellTimeoutError, DeadKernelError
+
+    try:
+        nb = nbformat.read(path, as_version=4)
+    except Exception as exc:  # not a notebook: report it, keep touring
+        nb = nbformat.v4.new_notebook()
+        nb.cells.append(nbformat.v4.new_markdown_cell(f"`{path.name}` could not be read: {exc}"))
+        return NotebookReport(notebook=path.name, title=path.stem, status="failed", seconds=0.0,
+                              html=_write_page(nb, path, out, path.stem), figure=None,
+                              error=f"could not read the notebook: {exc}")
+    title = first_heading(nb) or path.stem
+    error = ""
+    start = time.perf_counter()
+    try:
+        execute(nb, cwd=path.parent, env=env, timeout=timeout, allow_errors=False)
+    except (CellExecutionError, CellTimeoutError, DeadKernelError) as exc:
+        error = _short_error(exc)
+    except Exception as exc:  # a kernel that would not start, ...: the tour goes on and reports it
+        error = f"{type(exc).__name__}: {_short_error(exc)}"
+    seconds = time.perf_counter() - start
+    if not error and (errors := errors_of(nb)):  # an error output that did not stop the run
+        error = _ANSI.sub("", errors[0]).splitlines()[0]
+    page = _write_page(nb, path, out, title)
+    figure = None
+    png = first_png(nb)
+    if png is not None and png.startswith(PNG_SIGNATURE):
+        fig_path = out / "figures" / f"{path.stem}.png"
+        fig_path.parent.mkdir(parents=True, exist_ok=True)
+        fig_path.write_bytes(png)
+        figure = fig_path.relative_to(out).as_posix()
+    return NotebookReport(notebook=path.name, title=title, status="failed" if error else "ok",
+                          seconds=round(seconds, 1), html=page, figure=figure, error=error)
+
+
+_INDEX_CSS = """
+body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 72em; color: #222; }
+table { border-collapse: collapse; width: 100%; }
+th, td { border-bottom: 1px solid #ddd; padding: .5em .7em; text-align: left; vertical-align: top; }
+td.thumb img { max-width: 240px; max-height: 160px; border: 1px solid #ccc; }
+.ok { color: #176f2c; font-weight: bold; } .failed { color: #a32020; font-weight: bold; }
+pre { white-space: pre-wrap; font-size: .85em; background: #fbeeee; padding: .5em; margin: .3em 0 0; }
+.meta { color: #666; }
+"""
+
+
+def write_index(reports: list[NotebookReport], out: Path, *, fast: bool, seconds: float) -> Path:
+    """Write ``index.html`` and ``summary.json`` for ``reports`` into ``out``."""
+    ok = sum(r.status == "ok" for r in reports)
+    rows = []
+    for r in reports:
+        thumb = (f'<a href="{html.escape(r.html)}"><img src="{html.escape(r.figure)}" alt="first figure of '
+                 f'{html.escape(r.notebook)}"></a>') if r.figure else '<span class="meta">no figure</span>'
+        error = f"<pre>{html.escape(r.error)}</pre>" if r.error else ""
+        rows.append(
+            f'<tr><td class="thumb">{thumb}</td>'
+            f'<td><a href="{html.escape(r.html)}">{html.escape(r.notebook)}</a><br>{html.escape(r.title)}{error}</td>'
+            f'<td class="{r.status}">{r.status}</td><td>{r.seconds:.1f} s</td></tr>')
+    page = f"""<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>uncertainty_lab — notebook tour</title>
+<style>{_INDEX_CSS}</style></head>
+<body>
+<h1>uncertainty_lab — notebook tour</h1>
+<p class="meta">{ok} of {len(reports)} notebooks ran clean, {'fast' if fast else 'full'} mode, {seconds:.0f} s in all,
+{time.strftime('%Y-%m-%d %H:%M')}. Each notebook ran top to bottom in a fresh kernel.</p>
+<table>
+<thead><tr><th>first figure</th><th>notebook</th><th>status</th><th>runtime</th></tr></thead>
+<tbody>
+{chr(10).join(rows)}
+</tbody></table>
+</body></html>
+"""
+    index = out / "index.html"
+    index.write_text(page, encoding="utf-8")
+    summary = {"fast": fast, "seconds": round(seconds, 1), "notebooks": [asdict(r) for r in reports]}
+    (out / "summary.json").write_text(json.dumps(summary, indent=2), encoding="utf-8")
+    return index
+
+
+def run_tour(notebooks: str | os.PathLike, out: str | os.PathLike, *, fast: bool | None = None,
+             cache_dir: str | os.PathLike | None = None, timeout: int = CELL_TIMEOUT,
+             progress: bool = True) -> list[NotebookReport]:
+    """Run every ``*.ipynb`` in ``notebooks`` (sorted by name) and write the reports into ``out``.
+    ``fast``: True sets ``UL_FAST=1``, False runs full mode, None follows the ``UL_FAST`` already set."""
+    notebooks, out = Path(notebooks), Path(out)
+    paths = sorted(notebooks.glob("*.ipynb"))
+    if not paths:
+        raise FileNotFoundError(f"no notebooks (*.ipynb) in {notebooks}")
+    out.mkdir(parents=True, exist_ok=True)
+    env = kernel_env(fast=fast, cache_dir=cache_dir)
+    fast_now = env.get("UL_FAST") == "1"
+    start = time.perf_counter()
+    reports = []
+    for path in paths:
+        if progress:
+            print(f"running {path.name} ({'fast' if fast_now else 'full'} mode) ...", flush=True)
+        report = run_one(path, out, env, timeout=timeout)
+        reports.append(report)
+        if progress:
+            print(f"  {report.status} in {report.seconds:.1f} s" + (f"\n{report.error}" if report.error else ""),
+                  flush=True)
+    write_index(reports, out, fast=fast_now, seconds=time.perf_counter() - start)
+    return reports
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m uncertainty_lab.tour",
+        description="Run every notebook headless and write an HTML report per notebook plus index.html.")
+    parser.add_argument("notebooks", nargs="?", default="notebooks", help="folder of notebooks (default: notebooks)")
+    parser.add_argument("--out", default="build/tour", help="output folder (default: build/tour)")
+    parser.add_argument("--fast", action="store_true", help="fast mode (UL_FAST=1): shorter runs, same code paths")
+    parser.add_argument("--cache-dir", default=None,
+                        help="language-model completion cache for the kernels (default: UL_CACHE_DIR or the user cache)")
+    parser.add_argument("--timeout", type=int, default=CELL_TIMEOUT, help=f"seconds per cell (default: {CELL_TIMEOUT})")
+    args = parser.parse_args(argv)
+    try:
+        reports = run_tour(args.notebooks, args.out, fast=True if args.fast else None,
+                           cache_dir=args.cache_dir, timeout=args.timeout)
+    except FileNotFoundError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    failed = [r for r in reports if r.status != "ok"]
+    index = Path(args.out) / "index.html"
+    print(f"wrote {index} ({len(reports) - len(failed)} ok, {len(failed)} failed)")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
