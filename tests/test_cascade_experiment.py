@@ -250,7 +250,7 @@ def test_cli_reports_a_bad_config(tmp_path, capsys):
     assert main(["cascade", "run", "--config", str(tmp_path / "missing.toml")]) == 1
     assert "no config file" in capsys.readouterr().err
     cfg.write_text(json.dumps({"selectors": ["hawk"], "out_dir": str(tmp_path / "o")}), encoding="utf-8")
-    assert main(["cascade", "run", "--config", str(cfg), "--no-progress"]) == 1
+    assert main(["cascade", "run", "--config", str(cfg), "--no-progress"]) == 2  # a plugin error, as in the others
     err = capsys.readouterr().err
     assert "selector 'hawk'" in err and "closest match: 'hawkes'" in err
     assert not (tmp_path / "o" / "runs").exists()  # refused before any run started

@@ -1,4 +1,4 @@
-"""The ``uncertainty-lab`` command: plugins, doctor, cache and lab."""
+"""The ``uncertainty-lab`` command: plugins, doctor, cache, lab, and how ``... run`` reports a bad config."""
 
 from __future__ import annotations
 
@@ -337,6 +337,64 @@ def test_cache_stats_on_an_empty_cache(tmp_path, capsys):
     assert main(["cache", "stats"]) == 0
     out = capsys.readouterr().out
     assert "entries: 0" in out and str(tmp_path / "cache") in out
+
+
+# --- orchestrate / search / cascade run: a config naming a plugin that is not there ---------------
+
+#: (command, config text, what the one error line must say); each names a plugin that is not installed,
+#: a plugin parameter out of range, or a backend that does not exist
+BAD_PLUGIN_CONFIGS = [
+    pytest.param("orchestrate", 'ids = ["factual-001"]\nmetrics = {entropy = "nope_metric"}\n',
+                 "no metrics plugin named 'nope_metric'; available: ", id="orchestrate-metric"),
+    pytest.param("search", 'llm = "oracle"\nlimit = 1\ngate_sets = [["exhaustion", "nope_gate"]]\n',
+                 "gate set 'exhaustion+nope_gate': no stopping_gates plugin named 'nope_gate'; available: ",
+                 id="search-gate"),
+    pytest.param("cascade", 'selectors = ["recency", "hawk"]\nruns = 1\n',
+                 "selector 'hawk': no memory_selectors plugin named 'hawk'; available: ", id="cascade-selector"),
+    pytest.param("orchestrate", 'ids = ["factual-001"]\njudge = "nope_judge"\n',
+                 "no equivalence_judges plugin named 'nope_judge'", id="orchestrate-judge"),
+    pytest.param("search", 'llm = "nope_backend"\nlimit = 1\n', "no llm_backends plugin named 'nope_backend'",
+                 id="search-backend"),
+    pytest.param("search", 'llm = "oracle"\nlimit = 1\ngate_sets = [[{name = "exhaustion", tau_j = 5.0}]]\n',
+                 "plugin 'exhaustion' parameter 'tau_j' must be <= 1.0, got 5.0", id="search-gate-parameter"),
+    pytest.param("cascade", 'selectors = [{name = "hawkes", ranking = "best"}]\nruns = 1\n',
+                 "parameter 'ranking' must be one of ['recency', 'score'], got 'best'", id="cascade-selector-parameter"),
+]
+
+
+@pytest.mark.parametrize(("command", "text", "message"), BAD_PLUGIN_CONFIGS)
+def test_run_with_a_bad_plugin_in_the_config_is_one_error_line_and_exit_2(tmp_path, capsys, command, text, message):
+    cfg = tmp_path / "bad.toml"
+    cfg.write_text(text + f'out_dir = "{tmp_path / "out"}"\n', encoding="utf-8")
+    assert main([command, "run", "--config", str(cfg), "--no-progress"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    lines = captured.err.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: ") and message in lines[0], captured.err
+    assert not (tmp_path / "out").exists()  # refused before anything ran
+
+
+def test_run_with_a_broken_plugin_exits_2_naming_it(broken_plugin, tmp_path, capsys, recwarn):
+    cfg = tmp_path / "broken.json"
+    cfg.write_text(json.dumps({"ids": ["factual-001"], "metrics": {"entropy": "broken"},
+                               "out_dir": str(tmp_path / "out")}))
+    assert main(["orchestrate", "run", "--config", str(cfg)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and "brokenpkg" in err and "brokenpkg_missing_module" in err
+    assert len(err.splitlines()) == 1
+
+
+@pytest.mark.parametrize(("command", "text", "message"), [
+    ("orchestrate", "n_samples = 0\n", "n_samples must be a positive integer"),
+    ("search", 'llm = "oracle"\nbeliefs = ["predicat"]\n', "did you mean 'predicate'"),
+    ("cascade", "ks = [0]\n", "ks must be"),
+])
+def test_run_with_a_bad_setting_that_is_no_plugin_still_exits_1(tmp_path, capsys, command, text, message):
+    cfg = tmp_path / "bad.toml"
+    cfg.write_text(text, encoding="utf-8")
+    assert main([command, "run", "--config", str(cfg)]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: {cfg}: ") and message in err
 
 
 # --- lab ------------------------------------------------------------------------------------------

@@ -8,6 +8,7 @@ can call the pieces directly: :func:`plugins_table`, :func:`plugins_markdown`, :
 from __future__ import annotations
 
 import argparse
+import importlib
 import importlib.metadata
 import os
 import sys
@@ -16,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import __version__, registry
-from .parameters import Parameter
+from .parameters import Parameter, ParameterError
 
 # --- plugins --------------------------------------------------------------------------------------
 
@@ -320,67 +321,68 @@ def cmd_lab(args) -> int:
     return 0  # only reached when execvp is replaced (tests)
 
 
-# --- cascade --------------------------------------------------------------------------------------
+# --- experiments: cascade, orchestrate, search run --------------------------------------------------
+
+#: errors that mean the config names a plugin that is not installed or will not load, or gives one a bad
+#: parameter: exit code 2, like a bad command line
+PLUGIN_ERRORS = (registry.RegistryError, ParameterError)
+
+
+def _caused_by_plugin(exc: BaseException | None) -> bool:
+    while exc is not None:
+        if isinstance(exc, PLUGIN_ERRORS):
+            return True
+        exc = exc.__cause__
+    return False
+
+
+def run_experiment_command(lab: str, args, wrote) -> int:
+    """``<lab> run``: load ``args.config`` with ``uncertainty_lab.<lab>.experiment``, apply ``--out-dir`` and
+    ``--no-progress``, run it, print the report and ``wrote: `` + ``wrote(result)``. A bad config or an
+    unavailable model is one ``error:`` line on stderr: exit 2 for a plugin error (see :data:`PLUGIN_ERRORS`), else 1."""
+    from .llm import LLMError
+
+    experiment = importlib.import_module(f"{__package__}.{lab}.experiment")
+    overrides = {k: v for k, v in (("out_dir", args.out_dir), ("progress", False if args.no_progress else None))
+                 if v is not None}
+    try:
+        result = experiment.run_experiment(experiment.load_config(args.config), **overrides)
+    except (FileNotFoundError, ValueError, LLMError, *PLUGIN_ERRORS) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2 if _caused_by_plugin(exc) else 1
+    print(result.report())
+    print("\nwrote: " + wrote(result))
+    return 0
+
 
 def cmd_cascade(args) -> int:
-    from .cascade.experiment import load_config, run_experiment
-    from .llm import LLMError
+    return run_experiment_command("cascade", args, lambda r: ", ".join(str(p) for p in r.files.values())
+                                  + f"; {len(r.runs)} run files under {r.out_dir / 'runs'}")
 
-    try:
-        config = load_config(args.config)
-        overrides = {k: v for k, v in (("out_dir", args.out_dir), ("progress", False if args.no_progress else None))
-                     if v is not None}
-        result = run_experiment(config, **overrides)
-    except (FileNotFoundError, ValueError, LLMError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 1
-    print(result.report())
-    print("\nwrote: " + ", ".join(str(p) for p in result.files.values())
-          + f"; {len(result.runs)} run files under {result.out_dir / 'runs'}")
-    return 0
-
-
-# --- orchestrate ----------------------------------------------------------------------------------
 
 def cmd_orchestrate(args) -> int:
-    from .llm import LLMError
-    from .orchestration.experiment import load_config, run_experiment
+    return run_experiment_command("orchestration", args, lambda r: ", ".join(
+        str(p) for p in [*r.files.values(), *(run.path for run in r.runs.values())]))
 
-    try:
-        config = load_config(args.config)
-        overrides = {k: v for k, v in (("out_dir", args.out_dir), ("progress", False if args.no_progress else None))
-                     if v is not None}
-        result = run_experiment(config, **overrides)
-    except (FileNotFoundError, ValueError, LLMError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 1
-    print(result.report())
-    print("\nwrote: " + ", ".join(str(p) for p in [*result.files.values(), *(r.path for r in result.runs.values())]))
-    return 0
-
-
-# --- search ---------------------------------------------------------------------------------------
 
 def cmd_search(args) -> int:
-    from .llm import LLMError
-    from .search.experiment import load_config, run_experiment
-
-    try:
-        config = load_config(args.config)
-        overrides = {k: v for k, v in (("out_dir", args.out_dir), ("progress", False if args.no_progress else None))
-                     if v is not None}
-        result = run_experiment(config, **overrides)
-    except (FileNotFoundError, ValueError, LLMError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 1
-    print(result.report())
-    n = sum(len(eps) for eps in result.episodes.values())
-    print("\nwrote: " + ", ".join(str(p) for p in result.files.values())
-          + f"; {n} episode files under {result.out_dir / 'episodes'}")
-    return 0
+    return run_experiment_command("search", args, lambda r: ", ".join(str(p) for p in r.files.values())
+                                  + f"; {sum(len(eps) for eps in r.episodes.values())} episode files "
+                                  f"under {r.out_dir / 'episodes'}")
 
 
 # --- entry point ----------------------------------------------------------------------------------
+
+def _add_run_command(sub, name: str, func, help: str, run_help: str, config_class: str) -> None:
+    """``uncertainty-lab NAME run --config FILE [--out-dir DIR] [--no-progress]``."""
+    p = sub.add_parser(name, help=help)
+    actions = p.add_subparsers(dest="action", required=True, metavar="ACTION")
+    run = actions.add_parser("run", help=run_help)
+    run.add_argument("--config", required=True, metavar="FILE", help=f"a .json or .toml {config_class}")
+    run.add_argument("--out-dir", default=None, help="write here instead of the config's out_dir")
+    run.add_argument("--no-progress", action="store_true", help="no progress bars")
+    p.set_defaults(func=func)
+
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="uncertainty-lab", description=__doc__.splitlines()[0])
@@ -410,32 +412,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--port", type=int, default=None, help="port for the server (default: Jupyter's)")
     p.set_defaults(func=cmd_lab)
 
-    p = sub.add_parser("cascade", help="HawkesLLM cascade experiments: selectors x k x runs, headless")
-    actions = p.add_subparsers(dest="action", required=True, metavar="ACTION")
-    run = actions.add_parser("run", help="run the selectors of a config; write JSONL runs, table.md, results.json, "
-                                         "figure.png (resumes an interrupted run)")
-    run.add_argument("--config", required=True, metavar="FILE", help="a .json or .toml CascadeConfig")
-    run.add_argument("--out-dir", default=None, help="write here instead of the config's out_dir")
-    run.add_argument("--no-progress", action="store_true", help="no progress bars")
-    p.set_defaults(func=cmd_cascade)
-
-    p = sub.add_parser("orchestrate", help="uncertainty-guided orchestration (HASSUM) experiments, headless")
-    actions = p.add_subparsers(dest="action", required=True, metavar="ACTION")
-    run = actions.add_parser("run", help="run the policies of a config; write JSONL runs, summary.md, results.json, "
-                                         "figure.png (resumes an interrupted run)")
-    run.add_argument("--config", required=True, metavar="FILE", help="a .json or .toml ExperimentConfig")
-    run.add_argument("--out-dir", default=None, help="write here instead of the config's out_dir")
-    run.add_argument("--no-progress", action="store_true", help="no progress bars")
-    p.set_defaults(func=cmd_orchestrate)
-
-    p = sub.add_parser("search", help="agentic search (CGDP) experiments: beliefs x stopping gates x policies, headless")
-    actions = p.add_subparsers(dest="action", required=True, metavar="ACTION")
-    run = actions.add_parser("run", help="run the conditions of a config; write JSONL episodes, summary.md, "
-                                         "results.json, figure.png (resumes an interrupted run)")
-    run.add_argument("--config", required=True, metavar="FILE", help="a .json or .toml SearchConfig")
-    run.add_argument("--out-dir", default=None, help="write here instead of the config's out_dir")
-    run.add_argument("--no-progress", action="store_true", help="no progress bars")
-    p.set_defaults(func=cmd_search)
+    _add_run_command(sub, "cascade", cmd_cascade, "HawkesLLM cascade experiments: selectors x k x runs, headless",
+                     "run the selectors of a config; write JSONL runs, table.md, results.json, figure.png "
+                     "(resumes an interrupted run)", "CascadeConfig")
+    _add_run_command(sub, "orchestrate", cmd_orchestrate,
+                     "uncertainty-guided orchestration (HASSUM) experiments, headless",
+                     "run the policies of a config; write JSONL runs, summary.md, results.json, figure.png "
+                     "(resumes an interrupted run)", "ExperimentConfig")
+    _add_run_command(sub, "search", cmd_search,
+                     "agentic search (CGDP) experiments: beliefs x stopping gates x policies, headless",
+                     "run the conditions of a config; write JSONL episodes, summary.md, results.json, figure.png "
+                     "(resumes an interrupted run)", "SearchConfig")
     return parser
 
 

@@ -48,7 +48,6 @@ Configure with :class:`CascadeConfig`, a dict, or a JSON / TOML file (:func:`loa
 from __future__ import annotations
 
 import dataclasses
-import difflib
 import hashlib
 import json
 import math
@@ -62,6 +61,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import configfile
 from .loop import CascadeResumeError, CascadeRun, simulate_cascade
 from .metrics import RunDiagnostics, curve_band, evaluate_run, interval, trend
 from .model import CascadeError, Event, NodeSpec
@@ -358,24 +358,10 @@ class CascadeConfig:
     @classmethod
     def from_mapping(cls, d: Mapping[str, Any]) -> CascadeConfig:
         """From a dict (a parsed config file); an unknown key is an error naming the closest setting."""
-        if not isinstance(d, Mapping):
-            raise CascadeError(f"a cascade config must be a table/object, got {type(d).__name__}")
-        fields = [f.name for f in dataclasses.fields(cls)]
-        unknown = [k for k in d if k not in fields]
-        if unknown:
-            close = difflib.get_close_matches(unknown[0], fields, n=1)
-            hint = f" (did you mean {close[0]!r}?)" if close else ""
-            raise CascadeError(f"unknown cascade setting {unknown[0]!r}{hint}; settings are {fields}")
-        try:
-            return cls(**dict(d))
-        except TypeError as exc:
-            raise CascadeError(str(exc)) from None
+        return configfile.build(cls, d, what="cascade", error=CascadeError)
 
     def to_dict(self) -> dict[str, Any]:
-        d = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
-        if not isinstance(self.llm, str):
-            d["llm"] = getattr(self.llm, "label", type(self.llm).__name__)
-        return json.loads(json.dumps(d, default=repr))
+        return configfile.as_dict(self, backend="llm")
 
     def fingerprint(self) -> str:
         """A short hash of everything that changes the runs (not ``out_dir``, ``overwrite``, ``progress``,
@@ -389,28 +375,7 @@ class CascadeConfig:
 
 def load_config(path: str | os.PathLike) -> CascadeConfig:
     """A :class:`CascadeConfig` from a ``.json`` or ``.toml`` file."""
-    path = Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(f"no config file at {path}")
-    text = path.read_text(encoding="utf-8")
-    if path.suffix.lower() == ".toml":
-        import tomllib
-
-        try:
-            data = tomllib.loads(text)
-        except tomllib.TOMLDecodeError as exc:
-            raise CascadeError(f"{path} is not valid TOML: {exc}") from None
-    elif path.suffix.lower() == ".json":
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise CascadeError(f"{path} is not valid JSON: {exc}") from None
-    else:
-        raise CascadeError(f"{path}: a config must be a .json or .toml file")
-    try:
-        return CascadeConfig.from_mapping(data)
-    except CascadeError as exc:
-        raise CascadeError(f"{path}: {exc}") from None
+    return configfile.load(path, CascadeConfig.from_mapping, error=CascadeError)
 
 
 def run_seed(seed: int, run: int) -> int:
@@ -812,7 +777,7 @@ def _create(kind: str, name: str, params: Mapping[str, Any], what: str) -> Any:
     try:
         return registry.create(kind, name, **params)
     except (registry.RegistryError, TypeError, ValueError) as exc:
-        raise CascadeError(f"{what}: {exc}") from None
+        raise CascadeError(f"{what}: {exc}") from exc
 
 
 def _make_metric(spec: Any) -> Any:

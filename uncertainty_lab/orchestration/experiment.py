@@ -16,7 +16,6 @@ Configure with :class:`ExperimentConfig`, a dict, or a JSON / TOML file (:func:`
 from __future__ import annotations
 
 import dataclasses
-import difflib
 import json
 import math
 import os
@@ -28,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import configfile
 from .coordinator import BenchmarkRun, Coordinator, OrchestrationError, OrchestrationResumeError, policy_of
 from .grading import QAGrader
 from .policy import Policy, get_policy
@@ -95,21 +95,10 @@ class ExperimentConfig:
     @classmethod
     def from_mapping(cls, d: Mapping[str, Any]) -> ExperimentConfig:
         """From a dict (a parsed config file); an unknown key is an error naming the closest field."""
-        if not isinstance(d, Mapping):
-            raise ValueError(f"an experiment config must be a table/object, got {type(d).__name__}")
-        fields = [f.name for f in dataclasses.fields(cls)]
-        unknown = [k for k in d if k not in fields]
-        if unknown:
-            close = difflib.get_close_matches(unknown[0], fields, n=1)
-            hint = f" (did you mean {close[0]!r}?)" if close else ""
-            raise ValueError(f"unknown experiment setting {unknown[0]!r}{hint}; settings are {fields}")
-        return cls(**dict(d))
+        return configfile.build(cls, d, what="experiment")
 
     def to_dict(self) -> dict[str, Any]:
-        d = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
-        if not isinstance(self.backend, str):
-            d["backend"] = getattr(self.backend, "label", type(self.backend).__name__)
-        return json.loads(json.dumps(d, default=repr))
+        return configfile.as_dict(self, backend="backend")
 
     def policy_objects(self) -> list[Policy]:
         """The policies to run, with the overrides applied to every gated one."""
@@ -137,28 +126,7 @@ class ExperimentConfig:
 
 def load_config(path: str | os.PathLike) -> ExperimentConfig:
     """An :class:`ExperimentConfig` from a ``.json`` or ``.toml`` file."""
-    path = Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(f"no config file at {path}")
-    text = path.read_text(encoding="utf-8")
-    if path.suffix.lower() == ".toml":
-        import tomllib
-
-        try:
-            data = tomllib.loads(text)
-        except tomllib.TOMLDecodeError as exc:
-            raise ValueError(f"{path} is not valid TOML: {exc}") from None
-    elif path.suffix.lower() == ".json":
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"{path} is not valid JSON: {exc}") from None
-    else:
-        raise ValueError(f"{path}: a config must be a .json or .toml file")
-    try:
-        return ExperimentConfig.from_mapping(data)
-    except (ValueError, TypeError) as exc:
-        raise ValueError(f"{path}: {exc}") from None
+    return configfile.load(path, ExperimentConfig.from_mapping)
 
 
 def select_items(config: ExperimentConfig) -> list[Any]:

@@ -58,6 +58,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from .. import configfile
 from ..datasets.search import Document, SearchQuestion
 from ..semantic.text import normalise_answer
 from .agent import run_episode
@@ -423,21 +424,10 @@ class SearchConfig:
     @classmethod
     def from_mapping(cls, d: Mapping[str, Any]) -> SearchConfig:
         """From a dict (a parsed config file); an unknown key is an error naming the closest field."""
-        if not isinstance(d, Mapping):
-            raise ValueError(f"a search config must be a table/object, got {type(d).__name__}")
-        fields = [f.name for f in dataclasses.fields(cls)]
-        unknown = [k for k in d if k not in fields]
-        if unknown:
-            close = difflib.get_close_matches(unknown[0], fields, n=1)
-            hint = f" (did you mean {close[0]!r}?)" if close else ""
-            raise ValueError(f"unknown search setting {unknown[0]!r}{hint}; settings are {fields}")
-        return cls(**dict(d))
+        return configfile.build(cls, d, what="search")
 
     def to_dict(self) -> dict[str, Any]:
-        d = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
-        if not isinstance(self.llm, str):
-            d["llm"] = getattr(self.llm, "label", type(self.llm).__name__)
-        return json.loads(json.dumps(d, default=repr))
+        return configfile.as_dict(self, backend="llm")
 
     def conditions(self) -> list[Condition]:
         """Every (policy, belief, gate set), policies outermost; a bare ``fixed_budget`` gets ``max_steps``."""
@@ -484,28 +474,7 @@ def _gate_for_episode(g: Any) -> Any:
 
 def load_config(path: str | os.PathLike) -> SearchConfig:
     """A :class:`SearchConfig` from a ``.json`` or ``.toml`` file."""
-    path = Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(f"no config file at {path}")
-    text = path.read_text(encoding="utf-8")
-    if path.suffix.lower() == ".toml":
-        import tomllib
-
-        try:
-            data = tomllib.loads(text)
-        except tomllib.TOMLDecodeError as exc:
-            raise ValueError(f"{path} is not valid TOML: {exc}") from None
-    elif path.suffix.lower() == ".json":
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"{path} is not valid JSON: {exc}") from None
-    else:
-        raise ValueError(f"{path}: a config must be a .json or .toml file")
-    try:
-        return SearchConfig.from_mapping(data)
-    except (ValueError, TypeError) as exc:
-        raise ValueError(f"{path}: {exc}") from None
+    return configfile.load(path, SearchConfig.from_mapping)
 
 
 def _dataset(config: SearchConfig) -> tuple[list[Document] | None, list[SearchQuestion]]:
@@ -991,7 +960,7 @@ def _check_gates(conditions: Sequence[Condition]) -> None:
         try:
             make_gates([_gate_for_episode(g) for g in c.gates])
         except (RegistryError, ValueError, TypeError) as exc:
-            raise ValueError(f"gate set {c.gate_label!r}: {exc}") from None
+            raise ValueError(f"gate set {c.gate_label!r}: {exc}") from exc
 
 
 def run_experiment(config: SearchConfig | Mapping[str, Any] | str | os.PathLike, *, save: bool = True,
