@@ -429,6 +429,20 @@ def test_lab_execs_jupyter(monkeypatch, capsys):
     assert "starting:" in capsys.readouterr().out
 
 
+def test_lab_opens_a_given_folder_or_notebook(monkeypatch, tmp_path, capsys):
+    """`uncertainty-lab lab build/student`: a class opens the student copies, at their start notebook."""
+    calls = []
+    monkeypatch.setattr(os, "execvp", lambda file, argv: calls.append(argv))
+    (tmp_path / "00_start_here.ipynb").write_text("{}")
+    (tmp_path / "01_x.ipynb").write_text("{}")
+    assert main(["lab", str(tmp_path), "--no-browser"]) == 0
+    assert main(["lab", str(tmp_path / "01_x.ipynb")]) == 0
+    assert [argv[4] for argv in calls] == [str(tmp_path / "00_start_here.ipynb"), str(tmp_path / "01_x.ipynb")]
+    assert main(["lab", str(tmp_path / "nope")]) == 2
+    assert "nope does not exist; give a notebook or a folder" in capsys.readouterr().err
+    assert len(calls) == 2
+
+
 def test_lab_really_starts_jupyterlab(tmp_path):
     port = _free_port()
     env = {**os.environ, "JUPYTER_RUNTIME_DIR": str(tmp_path / "rt"),

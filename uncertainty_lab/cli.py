@@ -315,7 +315,15 @@ def lab_command(target: Path | None = None, *, port: int | None = None, no_brows
 
 
 def cmd_lab(args) -> int:
-    argv = lab_command(port=args.port, no_browser=args.no_browser)
+    target = None
+    if args.path is not None:
+        target = Path(args.path)
+        if not target.exists():
+            print(f"error: {target} does not exist; give a notebook or a folder of notebooks "
+                  "(e.g. build/student after `make student`)", file=sys.stderr)
+            return 2
+        target = lab_target(target) if target.is_dir() else target
+    argv = lab_command(target, port=args.port, no_browser=args.no_browser)
     print("starting:", " ".join(argv), flush=True)
     os.execvp(argv[0], argv)
     return 0  # only reached when execvp is replaced (tests)
@@ -407,7 +415,9 @@ def build_parser() -> argparse.ArgumentParser:
         actions.add_parser(action, help=text).add_argument("path", metavar="PATH")
     p.set_defaults(func=cmd_cache)
 
-    p = sub.add_parser("lab", help=f"start JupyterLab on notebooks/{START_NOTEBOOK}")
+    p = sub.add_parser("lab", help=f"start JupyterLab on notebooks/{START_NOTEBOOK} (or on PATH)")
+    p.add_argument("path", nargs="?", default=None,
+                   help=f"a notebook, or a folder (opened at its {START_NOTEBOOK} when it has one)")
     p.add_argument("--no-browser", action="store_true", help="do not open a browser")
     p.add_argument("--port", type=int, default=None, help="port for the server (default: Jupyter's)")
     p.set_defaults(func=cmd_lab)
