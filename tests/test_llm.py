@@ -198,6 +198,33 @@ def test_replay_from_an_exported_file(llm, cache, tmp_path):
     assert [c.text for c in replay.complete(Q, n=2, temperature=1.0, seed=8, max_tokens=10)] == [c.text for c in recorded]
 
 
+def test_class_setting_makes_auto_replay(llm, cache, monkeypatch, capsys):
+    """UL_LLM=replay turns every get_llm("auto") of the notebooks into a replay of the recorded answers; a
+    parameter meant for the embedded model (n_threads) is not forced on the replay backend."""
+    recorded = llm.complete(Q, n=2, temperature=1.0, seed=5, max_tokens=10)
+    monkeypatch.setenv("UL_LLM", "replay")
+    auto = get_llm("auto", cache=cache, n_threads=1)
+    assert auto.name == "replay" and auto.cache is cache
+    assert f"using replay:{llm.model_id()} (UL_LLM=replay)" in capsys.readouterr().out
+    assert [c.text for c in auto.complete(Q, n=2, temperature=1.0, seed=5, max_tokens=10)] == [c.text for c in recorded]
+    monkeypatch.setenv("UL_LLM", f"replay:embedded:{llm.model_id()}")
+    named = get_llm("auto", cache=cache, quiet=True)
+    assert (named.backend, named.model) == ("embedded", llm.model_id())
+    monkeypatch.setenv("UL_LLM", "replay:ollama")  # nothing recorded from Ollama: the miss names the way out
+    with pytest.raises(Exception, match="no answers from backend 'ollama'.*cache import"):
+        get_llm("auto", cache=cache, quiet=True).complete(Q)
+    assert get_llm("embedded", cache=cache).name == "embedded"  # an explicit spec ignores UL_LLM
+
+
+def test_class_setting_errors(monkeypatch):
+    monkeypatch.setenv("UL_LLM", "auto")
+    with pytest.raises(ValueError, match="UL_LLM='auto' would pick 'auto' again"):
+        get_llm("auto")
+    monkeypatch.setenv("UL_LLM", "replai")
+    with pytest.raises(LookupError, match="closest match: 'replay'"):
+        get_llm("auto")
+
+
 def test_replay_with_nothing_recorded_says_how_to_get_answers(cache):
     with pytest.raises(Exception, match="cache import"):
         get_llm("replay", cache=cache).complete(Q)

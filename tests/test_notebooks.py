@@ -1,9 +1,11 @@
 """Every notebook runs top to bottom from a fresh kernel, offline, in fast mode (UL_FAST=1), against a
-temporary completion cache, with no error output; the start-here notebook shows its model and a figure."""
+temporary completion cache, with no error output; the start-here notebook shows its model and a figure, and the
+plugin notebook shows its metric registered, in a picker, used in the three labs and found again once packaged."""
 
 from __future__ import annotations
 
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -72,6 +74,8 @@ def test_notebook_runs_without_errors(path, tmp_path):
     print(f"{path.name}: {seconds:.1f} s")
     if path.name == "00_start_here.ipynb":
         check_start_here(nb)
+    if path.name == "06_build_a_plugin.ipynb":
+        check_build_a_plugin(nb)
 
 
 def check_start_here(nb: nbformat.NotebookNode) -> None:
@@ -92,3 +96,23 @@ def check_start_here(nb: nbformat.NotebookNode) -> None:
 
         png = base64.b64decode(images[0]["data"]["image/png"])
         Path(os.environ["UL_NOTEBOOK_FIGURES"], "00_heatmap.png").write_bytes(png)
+
+
+def check_build_a_plugin(nb: nbformat.NotebookNode) -> None:
+    text = texts_of(nb)
+    assert re.search(r"smoothed_majority\s+<registered>\s+judge, prior_share, prior_strength", text), (
+        "the registry listing does not show the metric registered in the notebook with its parameters")
+    assert "hand computation agrees" in text
+    outputs = [out for cell in nb.cells for out in cell.get("outputs", [])]
+    assert any("application/vnd.jupyter.widget-view+json" in out.get("data", {}) for out in outputs), (
+        "the plugin picker was not displayed")
+    for name in ("prior_share", "prior_strength"):
+        assert re.search(rf"^{name}\s+FloatSlider\s", text, re.M), f"the picker made no slider for {name}"
+    assert re.search(r"step 1: smoothed_majority uncertainty \d\.\d{3}", text), "no cascade step was scored"
+    assert re.search(r"round 1 \(ask\): .* smoothed_majority confidence \d\.\d\d", text), (
+        "the coordinator did not score a worker answer with the metric")
+    assert re.search(r"metric_agreement: smoothed_majority (confidence \d\.\d\d|missing)", text), (
+        "the search gate did not score sampled answers with the metric")
+    assert "distribution 'uncertainty-lab-my-metrics', entry point 'ul_my_metrics.metrics:SmoothedMajority'" in text, (
+        "the packaged metric was not found through its entry point")
+    assert "after clean-up, smoothed_majority comes from: ['<registered>']" in text

@@ -2,35 +2,54 @@
 
 from __future__ import annotations
 
+import os
+
 from .. import registry
+from ..parameters import parameters
 from .base import LLMBackend, LLMUnavailableError
 from .cache import CompletionCache
 
 AUTO_PROBE_TIMEOUT = 2.0  # seconds to wait for an Ollama server before falling back to embedded
+#: environment variable: the spec ``"auto"`` stands for (a class replaying a recorded cache sets ``replay``)
+LLM_ENV = "UL_LLM"
 
 
 def get_llm(spec: str = "auto", *, cache: CompletionCache | None = None, quiet: bool = False, **params) -> LLMBackend:
     """A language model from a spec:
 
-    - ``"auto"``: Ollama when a server answers with the configured model, else ``embedded``;
+    - ``"auto"``: the spec in ``$UL_LLM`` when set; else Ollama when a server answers with the configured
+      model, else ``embedded`` (each gets the ``params`` it declares: ``n_threads`` is the embedded model's);
     - ``"embedded"``, ``"replay"`` or any registered backend name;
-    - ``"ollama:<model>"`` (or ``"ollama"`` for ``$UL_OLLAMA_MODEL``).
+    - ``"ollama:<model>"`` (or ``"ollama"`` for ``$UL_OLLAMA_MODEL``);
+    - ``"replay:<backend>"`` / ``"replay:<backend>:<model>"``: answers recorded by that backend (and model).
 
     ``params`` go to the backend (validated); ``cache`` replaces the default completion cache.
     """
     if not isinstance(spec, str) or not spec:
         raise ValueError(f"spec must be a non-empty string such as 'auto', 'embedded' or 'ollama:llama3.2:3b', got {spec!r}")
     name, _, rest = spec.partition(":")
-    if name == "auto":
+    chosen = os.environ.get(LLM_ENV, "").strip() if name == "auto" else ""
+    reason = ""
+    if chosen:
+        if chosen.partition(":")[0] == "auto":
+            raise ValueError(f"{LLM_ENV}={chosen!r} would pick 'auto' again: set it to a backend spec such as "
+                             "'embedded', 'replay' or 'ollama:llama3.2:3b', or unset it")
+        takes = {p.name for p in parameters(registry.get("llm_backends", chosen.partition(":")[0]))}
+        llm = get_llm(chosen, quiet=True, **{k: v for k, v in params.items() if k in takes})
+        reason = f"{LLM_ENV}={chosen}"
+    elif name == "auto":
         llm, reason = _auto(**params)
-        if not quiet:
-            print(f"uncertainty_lab: using {llm.label} ({reason})")
     else:
+        if name == "replay" and rest:
+            recorded_by, _, rest = rest.partition(":")
+            params.setdefault("backend", recorded_by)
         if rest:
             params.setdefault("model", rest)
         llm = registry.create("llm_backends", name, **params)
     if cache is not None:
         llm.cache = cache
+    if reason and not quiet:
+        print(f"uncertainty_lab: using {llm.label} ({reason})")
     return llm
 
 
