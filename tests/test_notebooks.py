@@ -113,6 +113,8 @@ def check_build_a_plugin(nb: nbformat.NotebookNode) -> None:
         "the coordinator did not score a worker answer with the metric")
     assert re.search(r"metric_agreement: smoothed_majority (confidence \d\.\d\d|missing)", text), (
         "the search gate did not score sampled answers with the metric")
+    assert re.search(r"answer_convergence: (answers (converged|disagree): normalised smoothed_majority|only \d of 3)",
+                     text), "the built-in answer_convergence gate did not use the metric by name"
     assert "distribution 'uncertainty-lab-my-metrics', entry point 'ul_my_metrics.metrics:SmoothedMajority'" in text, (
         "the packaged metric was not found through its entry point")
     assert "after clean-up, smoothed_majority comes from: ['<registered>']" in text

@@ -116,7 +116,7 @@ def test_answer_convergence_inside_an_episode(env, questions, tmp_path):
     unsure = ScriptedLLM(reply="unknown")  # abstentions are not agreement: the gate keeps searching
     ep = run_episode(q, env, llm=unsure, gates=["answer_convergence"], max_steps=2, out=tmp_path / "u.jsonl")
     sig = ep.steps[0].gates["answer_convergence"]["signals"]
-    assert sig["entropy"] is None and sig["n_valid"] == 0  # NaN is written as null
+    assert sig["uncertainty"] is None and sig["n_valid"] == 0  # NaN is written as null
     assert ep.stop_reason == "budget" and "abstention" in ep.final["answer"]["failure"]
     assert Episode.load(tmp_path / "u.jsonl").records() == ep.records()
 

@@ -125,22 +125,43 @@ def test_answer_convergence_with_fixed_answers():
     step = SearchStep("q", ["a"], t=2, question="Where was he born?", belief=state)
     agree = AnswerConvergenceGate(m=5, threshold=0.3, llm=ScriptedLLM(reply="Drasir."))
     d = agree.update(step)
-    assert d.stop and d.signals["entropy"] == 0.0 and d.signals["n_clusters"] == 1 and d.signals["judge"] == "exact"
+    assert d.stop and d.signals["uncertainty"] == 0.0 and d.signals["n_clusters"] == 1 and d.signals["judge"] == "exact"
+    assert d.signals["metric"] == "discrete_semantic_entropy"
     four_one = ["Drasir", "The Drasir", "drasir!", "Answer: Drasir", "Tismar"]
     llm = ScriptedLLM(reply=lambda messages, i, seed: four_one[i])
     h = -(0.8 * math.log(0.8) + 0.2 * math.log(0.2))  # 0.5004 nats; / ln 5 = 0.3109
     d = AnswerConvergenceGate(m=5, threshold=0.3, llm=llm).update(step)
-    assert not d.stop and d.signals["entropy"] == pytest.approx(h) and d.signals["normalised_entropy"] == pytest.approx(h / math.log(5))
+    assert not d.stop and d.signals["uncertainty"] == pytest.approx(h)
+    assert d.signals["normalised_uncertainty"] == pytest.approx(h / math.log(5))
     assert d.signals["answers"] == ["Drasir", "The Drasir", "drasir!", "Drasir", "Tismar"]
     assert AnswerConvergenceGate(m=5, threshold=0.35, llm=llm).update(step).stop
     assert llm.calls[0]["n"] == 5 and llm.calls[0]["max_tokens"] == 16 and "Where was he born?" in llm.calls[0]["messages"][-1]["content"]
     abstain = AnswerConvergenceGate(m=3, llm=ScriptedLLM(reply="I don't know")).update(step)
-    assert not abstain.stop and "only 0 of 3" in abstain.reason and math.isnan(abstain.signals["entropy"])
+    assert not abstain.stop and "only 0 of 3" in abstain.reason and math.isnan(abstain.signals["uncertainty"])
     unbound = AnswerConvergenceGate()
     with pytest.raises(ValueError, match="needs a language model"):
         unbound.update(step)
     unbound.bind(ScriptedLLM(reply="x y"))
     assert unbound.update(step).stop
+
+
+def test_answer_convergence_with_another_metric_by_name():
+    """Any registered metric can be the agreement test: num_semantic_sets normalises (K - 1) / (n - 1), a metric
+    without a judge (lexical_similarity) gets none, and an unknown name fails when the gate is made."""
+    step = SearchStep("q", ["a"], t=1, question="Where was he born?", belief={"kind": "implicit", "text": "..."})
+    four_one = ["Drasir", "The Drasir", "drasir!", "Answer: Drasir", "Tismar"]
+    llm = ScriptedLLM(reply=lambda messages, i, seed: four_one[i])
+    sets = AnswerConvergenceGate(m=5, threshold=0.3, metric="num_semantic_sets", llm=llm)
+    d = sets.update(step)
+    assert d.signals["metric"] == "num_semantic_sets" and d.signals["uncertainty"] == 2  # two meanings among five
+    assert d.signals["normalised_uncertainty"] == pytest.approx((2 - 1) / (5 - 1)) and d.stop
+    assert "normalised num_semantic_sets 0.25 ≤ 0.3" in d.reason
+    assert not AnswerConvergenceGate(m=5, threshold=0.2, metric="num_semantic_sets", llm=llm).update(step).stop
+    lexical = AnswerConvergenceGate(m=5, metric="lexical_similarity", judge="embedding", llm=llm)
+    expected = registry.create("metrics", "lexical_similarity").score(["Drasir", "The Drasir", "drasir!", "Drasir", "Tismar"])
+    assert lexical.update(step).signals["normalised_uncertainty"] == pytest.approx(expected.normalised_uncertainty)
+    with pytest.raises(LookupError, match="closest match: 'num_semantic_sets'"):
+        AnswerConvergenceGate(metric="num_semantic_set")
 
 
 def test_every_gate_is_registered_and_make_gates():

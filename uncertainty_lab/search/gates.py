@@ -247,21 +247,25 @@ class BeliefCompleteGate(StoppingGate):
 
 @dataclass
 class AnswerConvergenceGate(StoppingGate):
-    """Samples ``m`` answers from the current state and stops when their normalised discrete semantic entropy
-    (registry metric ``discrete_semantic_entropy``, clustered by ``judge``) is ≤ ``threshold``.
+    """Samples ``m`` answers from the current state and stops when ``metric``'s normalised uncertainty over them
+    is ≤ ``threshold``: by default the normalised discrete semantic entropy H / ln m (HASSUM Eq. 1), clustered by
+    ``judge``; any registered metric by name (``judge`` goes to it when it takes one).
 
     ``llm``: a backend or a spec for ``get_llm``; ``None`` = the agent's model (the agent binds it). Empty or
     abstaining answers do not count as agreement: with fewer than 2 real answers the gate continues.
     """
 
     name: ClassVar[str] = "answer_convergence"
-    summary: ClassVar[str] = "stop when m answers sampled from the state agree (normalised semantic entropy ≤ threshold)"
+    summary: ClassVar[str] = ("stop when m answers sampled from the state agree (a metric's normalised uncertainty, "
+                              "by default semantic entropy, ≤ threshold)")
     reference: ClassVar[str] = "Farquhar et al. 2024 (semantic entropy) as a stop rule; HASSUM Eq. 1"
     stop_kind: ClassVar[str] = "answered"
 
     m: int = field(default=5, metadata={"min": 2, "max": 20, "step": 1, "help": "answers sampled per step"})
     threshold: float = field(default=0.3, metadata={"min": 0.0, "max": 1.0, "step": 0.05,
-                                                    "help": "stop when H / ln m ≤ threshold"})
+                                                    "help": "stop when the normalised uncertainty ≤ threshold"})
+    metric: str = field(default="discrete_semantic_entropy", metadata={
+        "help": "a registered metric name; its normalised uncertainty over the m answers is compared"})
     judge: Any = field(default="exact", metadata={"help": "equivalence judge name (exact, embedding, llm_entailment) or instance"})
     temperature: float = field(default=1.0, metadata={"min": 0.0, "max": 2.0, "step": 0.1, "help": "sampling temperature"})
     max_tokens: int = field(default=16, metadata={"min": 1, "max": 256, "step": 1, "help": "tokens per sampled answer"})
@@ -269,6 +273,9 @@ class AnswerConvergenceGate(StoppingGate):
     llm: Any = field(default=None, metadata={"help": "a backend or spec; None = the agent's model"})
 
     def __post_init__(self):
+        from .. import registry
+
+        registry.get("metrics", self.metric)  # an unknown name fails here, listing the metrics there are
         self._metric = None
         self._backend = None
 
@@ -290,11 +297,14 @@ class AnswerConvergenceGate(StoppingGate):
                 self._backend = self.llm
         return self._backend
 
-    def metric(self):
+    def scorer(self):
+        """The metric instance (created on first use; ``judge`` passed when the metric declares one)."""
         if self._metric is None:
             from .. import registry
+            from ..parameters import parameters
 
-            self._metric = registry.create("metrics", "discrete_semantic_entropy", judge=self.judge)
+            takes_judge = any(p.name == "judge" for p in parameters(registry.get("metrics", self.metric)))
+            self._metric = registry.create("metrics", self.metric, **({"judge": self.judge} if takes_judge else {}))
         return self._metric
 
     def restore(self, steps: list[Any]) -> None:
@@ -325,19 +335,20 @@ class AnswerConvergenceGate(StoppingGate):
         signals: dict[str, Any] = {"m": self.m, "answers": [a.text for a in answers], "n_valid": len(real),
                                    "threshold": self.threshold, "seed": seed, "tokens": tokens}
         if len(real) < 2:
-            signals.update(entropy=math.nan, normalised_entropy=math.nan)
+            signals.update(metric=self.metric, uncertainty=math.nan, normalised_uncertainty=math.nan)
             return GateDecision(False, f"only {len(real)} of {self.m} sampled answers are real answers; continue",
                                 signals)
-        result = self.metric().score(SampleSet.from_texts(real, question=question))
-        h, norm = result.uncertainty, result.normalised_uncertainty
-        signals.update(entropy=h, normalised_entropy=norm, n_clusters=result.details.get("n_clusters"),
-                       judge=result.details.get("judge"))
+        result = self.scorer().score(SampleSet.from_texts(real, question=question))
+        norm = result.normalised_uncertainty
+        signals.update(metric=self.metric, uncertainty=result.uncertainty, normalised_uncertainty=norm,
+                       n_clusters=result.details.get("n_clusters"), judge=result.details.get("judge"))
         if result.missing:
-            return GateDecision(False, f"entropy not computable ({result.details.get('missing')}); continue", signals)
+            return GateDecision(False, f"{self.metric} not computable ({result.details.get('missing')}); continue",
+                                signals)
         if norm <= self.threshold:
-            return GateDecision(True, f"answers converged: normalised entropy {norm:.2f} ≤ {self.threshold} over "
-                                      f"{len(real)} answers", signals)
-        return GateDecision(False, f"answers disagree: normalised entropy {norm:.2f} > {self.threshold}", signals)
+            return GateDecision(True, f"answers converged: normalised {self.metric} {norm:.2f} ≤ {self.threshold} "
+                                      f"over {len(real)} answers", signals)
+        return GateDecision(False, f"answers disagree: normalised {self.metric} {norm:.2f} > {self.threshold}", signals)
 
 
 def make_gates(gates: Any) -> list[Any]:
