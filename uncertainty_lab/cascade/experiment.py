@@ -62,6 +62,7 @@ from typing import Any
 import numpy as np
 
 from .. import configfile
+from ..outputs import save_outputs
 from .loop import CascadeResumeError, CascadeRun, simulate_cascade
 from .metrics import RunDiagnostics, curve_band, evaluate_run, interval, trend
 from .model import CascadeError, Event, NodeSpec
@@ -741,16 +742,7 @@ class CascadeExperimentResult:
 
     def save(self, out_dir: str | os.PathLike | None = None, *, figure: bool = True) -> dict[str, Path]:
         """Write ``table.md`` (the report), ``results.json`` and (``figure``) ``figure.png`` to ``out_dir``."""
-        out = Path(out_dir if out_dir is not None else (self.out_dir or self.config.out_dir))
-        out.mkdir(parents=True, exist_ok=True)
-        files = {"table": out / "table.md", "results": out / "results.json"}
-        files["table"].write_text(self.report() + "\n", encoding="utf-8")
-        files["results"].write_text(json.dumps(self.to_dict(), indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-        if figure:
-            files["figure"] = out / "figure.png"
-            self.figure().savefig(files["figure"], dpi=110)
-        self.files.update(files)
-        return files
+        return save_outputs(self, out_dir, report="table", figure=figure, dpi=110)
 
 
 # --- the runner ----------------------------------------------------------------------------------------------

@@ -16,7 +16,6 @@ Configure with :class:`ExperimentConfig`, a dict, or a JSON / TOML file (:func:`
 from __future__ import annotations
 
 import dataclasses
-import json
 import math
 import os
 import re
@@ -28,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from .. import configfile
+from ..outputs import save_outputs
 from .coordinator import BenchmarkRun, Coordinator, OrchestrationError, OrchestrationResumeError, policy_of
 from .grading import QAGrader
 from .policy import Policy, get_policy
@@ -361,16 +361,7 @@ class ExperimentResult:
 
     def save(self, out_dir: str | os.PathLike | None = None, *, figure: bool = True) -> dict[str, Path]:
         """Write ``summary.md``, ``results.json`` and (``figure``) ``figure.png`` to ``out_dir``."""
-        out = Path(out_dir if out_dir is not None else (self.out_dir or self.config.out_dir))
-        out.mkdir(parents=True, exist_ok=True)
-        files = {"summary": out / "summary.md", "results": out / "results.json"}
-        files["summary"].write_text(self.report() + "\n", encoding="utf-8")
-        files["results"].write_text(json.dumps(self.to_dict(), indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-        if figure:
-            files["figure"] = out / "figure.png"
-            self.figure().savefig(files["figure"], dpi=110)
-        self.files.update(files)
-        return files
+        return save_outputs(self, out_dir, report="summary", figure=figure, dpi=110)
 
 
 def run_experiment(config: ExperimentConfig | Mapping[str, Any] | str | os.PathLike, *, save: bool = True,

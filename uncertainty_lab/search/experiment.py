@@ -60,6 +60,7 @@ import numpy as np
 
 from .. import configfile
 from ..datasets.search import Document, SearchQuestion
+from ..outputs import save_outputs
 from ..semantic.text import normalise_answer
 from .agent import run_episode
 from .environment import RETRIEVERS, SearchEnvironment
@@ -922,16 +923,7 @@ class SearchExperimentResult:
 
     def save(self, out_dir: str | os.PathLike | None = None, *, figure: bool = True) -> dict[str, Path]:
         """Write ``summary.md``, ``results.json`` and (``figure``) ``figure.png`` to ``out_dir``."""
-        out = Path(out_dir if out_dir is not None else (self.out_dir or self.config.out_dir))
-        out.mkdir(parents=True, exist_ok=True)
-        files = {"summary": out / "summary.md", "results": out / "results.json"}
-        files["summary"].write_text(self.report() + "\n", encoding="utf-8")
-        files["results"].write_text(json.dumps(self.to_dict(), indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-        if figure:
-            files["figure"] = out / "figure.png"
-            self.figure().savefig(files["figure"], dpi=100)
-        self.files.update(files)
-        return files
+        return save_outputs(self, out_dir, report="summary", figure=figure, dpi=100)
 
 
 # ----------------------------------------------------------------------------------------------------------
