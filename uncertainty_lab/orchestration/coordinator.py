@@ -236,7 +236,7 @@ def _show(x: float) -> str:
 
 def _make_metric(role: str, spec: Any, judge: Any) -> Any:
     from .. import registry
-    from ..parameters import parameters, validate
+    from ..parameters import ParameterError, parameters, validate
 
     if isinstance(spec, str):
         spec = {"name": spec}
@@ -245,13 +245,16 @@ def _make_metric(role: str, spec: Any, judge: Any) -> Any:
         name = params.pop("name", None)
         if not isinstance(name, str):
             raise OrchestrationError(f"metrics[{role!r}] needs a 'name' (a registered metric), got {spec!r}")
-        cls = registry.get("metrics", name)
+        try:
+            cls = registry.get("metrics", name)
+        except registry.RegistryError as exc:
+            raise OrchestrationError(f"metrics[{role!r}]: {exc}") from exc
         declared = {p.name for p in parameters(cls)}
         fields = {f.name for f in dataclasses.fields(cls)} if dataclasses.is_dataclass(cls) else declared
         unknown = sorted(set(params) - fields)
         if unknown:
-            raise OrchestrationError(f"metrics[{role!r}] = {name!r} has no parameter(s) {unknown}; its parameters are "
-                                     f"{sorted(declared)}")
+            raise ParameterError(f"metrics[{role!r}] = {name!r} has no parameter(s) {unknown}; its parameters are "
+                                 f"{sorted(declared)}")
         checked = validate(cls, {k: v for k, v in params.items() if k in declared and k != "judge"},
                            owner=f"metric {name!r}")
         hidden = {k: v for k, v in params.items() if k not in declared}
