@@ -174,3 +174,24 @@ def test_bad_stream_arguments():
     overlapping = EventStream([1.5], [0], 2, 3.0, start_time=1.0)
     with pytest.raises(HawkesError, match="inside the training window"):
         fit_hawkes(stream, beta=1.0, validation=overlapping)
+
+
+def test_solves_run_with_one_blas_thread_and_restore_it(monkeypatch):
+    """The per-target solves are small: fit_hawkes limits BLAS to one thread around them (benchmarks/hawkes.py)."""
+    from threadpoolctl import threadpool_info
+
+    import uncertainty_lab.hawkes.fit as fit_module
+
+    def blas_threads() -> set[int]:
+        return {i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"}
+
+    before, seen, real = blas_threads(), [], fit_module._fit_one
+
+    def spy(*args, **kwargs):
+        seen.append(blas_threads())
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(fit_module, "_fit_one", spy)
+    fit_hawkes(simulate(TRUTH, T=500.0, seed=3), beta_grid=[1.0, 2.0])
+    assert seen == [{1}, {1}]
+    assert blas_threads() == before
