@@ -25,6 +25,9 @@ from .model import HawkesModel, _rng, as_history
 __all__ = ["next_event", "simulate"]
 
 _BATCH = 4096
+#: thinning with one decay runs on Python floats up to this many nodes: 7x numpy's speed at N <= 10, 2x at 64,
+#: even at 128; numpy wins from ~150 nodes (benchmarks/RESULTS.md)
+_SCALAR_NODES = 128
 
 
 class _Draws:
@@ -62,6 +65,8 @@ def _thin_exponential(model, times, nodes, s, end, max_events, draws):
     for k, d in enumerate(decays):
         if times.size:
             exc[k] = weights[k] * (excitation(_Single(d), times, nodes, n_nodes, [s], right=True)[0] @ alpha)
+    if decays.size == 1 and n_nodes <= _SCALAR_NODES:
+        return _thin_scalar(mu, weights[0] * alpha, float(decays[0]), exc[0], s, end, max_events, draws)
     mu_total = float(mu.sum())
     tot_k = exc.sum(axis=1).tolist()
     dec = decays.tolist()
@@ -88,6 +93,45 @@ def _thin_exponential(model, times, nodes, s, end, max_events, draws):
             out_t.append(s)
             out_n.append(node)
             bound = mu_total + sum(tot_k)
+        else:
+            bound = total
+    return out_t, out_n
+
+
+def _thin_scalar(mu, jumps, beta, exc, s, end, max_events, draws):
+    """:func:`_thin_exponential` for one decay β and a few nodes, on Python floats (numpy's per-call cost
+    dominates at small N): the same draws, the same decisions. ``jumps[j, i]`` = w α_{j,i}, ``exc`` = the
+    per-target excitation at s⁺."""
+    mu_l, rows, e = mu.tolist(), jumps.tolist(), exc.tolist()
+    n = len(mu_l)
+    mu_total = float(mu.sum())
+    tot, t_ref = sum(e), s
+    bound = mu_total + tot
+    out_t: list[float] = []
+    out_n: list[int] = []
+    limit = math.inf if max_events is None else max_events
+    pair, exp = draws.pair, math.exp
+    while len(out_t) < limit and bound > 0.0:
+        ee, u = pair()
+        s = s + ee / bound
+        if not s <= end:
+            break
+        f = exp(-beta * (s - t_ref))
+        total = mu_total + tot * f
+        d_draw = u * bound
+        if d_draw <= total:
+            node, acc = n - 1, 0.0
+            for i in range(n):  # the first node whose cumulative intensity passes the draw
+                acc += mu_l[i] + e[i] * f
+                if acc > d_draw:
+                    node = i
+                    break
+            row = rows[node]
+            e = [e[i] * f + row[i] for i in range(n)]
+            tot, t_ref = sum(e), s
+            out_t.append(s)
+            out_n.append(node)
+            bound = mu_total + tot
         else:
             bound = total
     return out_t, out_n
