@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from ..journal import JournalWriter, drop_cut_tail, read_records
 from .model import CascadeError, Event, History, NodeSpec, as_node_specs
 from .prompt import build_prompt, prompt_hash
 from .sampling import next_event
@@ -266,27 +267,8 @@ def _read_jsonl(path: Path):
     header = None
     steps: list[dict[str, Any]] = []
     end = None
-    good = 0
-    with open(path, "rb") as f:
-        data = f.read()
-    pos = 0
-    line_no = 0
-    while pos < len(data):
-        nl = data.find(b"\n", pos)
-        if nl < 0:  # an unterminated last line: a write the interruption cut short
-            break
-        line = data[pos:nl]
-        line_no += 1
-        pos = nl + 1
-        if not line.strip():
-            good = pos
-            continue
-        try:
-            rec = json.loads(line)
-        except json.JSONDecodeError as exc:
-            if pos >= len(data):  # the last line is garbage: treat as cut short
-                break
-            raise CascadeError(f"{path} line {line_no} is not JSON ({exc}); the file is damaged") from None
+    lines, good = read_records(path, error=CascadeError)
+    for line_no, rec in lines:
         kind = rec.get("type") if isinstance(rec, dict) else None
         if kind == "header":
             if header is not None:
@@ -303,8 +285,7 @@ def _read_jsonl(path: Path):
         elif kind == "end":
             end = rec
         else:
-            raise CascadeError(f"{path} line {line_no}: unknown record {line[:80]!r}")
-        good = pos
+            raise CascadeError(f"{path} line {line_no}: unknown record {json.dumps(rec)[:80]!r}")
     return header, steps, end, good
 
 
@@ -318,20 +299,6 @@ def _run_from(header: dict[str, Any], steps: list[dict[str, Any]], end: dict[str
         steps=[CascadeStep.from_record(r) for r in steps],
         stop_reason=None if end is None else end.get("reason"), path=path,
     )
-
-
-class _Writer:
-    def __init__(self, path: Path | None, mode: str):
-        self.f = open(path, mode, encoding="utf-8") if path is not None else None  # noqa: SIM115
-
-    def write(self, rec: dict[str, Any]) -> None:
-        if self.f is not None:
-            self.f.write(json.dumps(rec, ensure_ascii=False) + "\n")
-            self.f.flush()
-
-    def close(self) -> None:
-        if self.f is not None:
-            self.f.close()
 
 
 def _check_int(value: Any, name: str, minimum: int, fix: str) -> int:
@@ -505,9 +472,7 @@ def simulate_cascade(
                     f"{path} already holds {len(records)} steps, more than steps={steps}; pass steps >= "
                     f"{len(records)} (or CascadeRun.load it), or resume=False to start over"
                 )
-            if good < path.stat().st_size:
-                with open(path, "r+b") as f:  # drop a line the interruption cut short
-                    f.truncate(good)
+            drop_cut_tail(path, good)
             mode = "a"
         else:
             records, end = [], None
@@ -520,7 +485,7 @@ def simulate_cascade(
         return run
 
     history = History(specs, run.events)
-    writer = _Writer(path, mode)
+    writer = JournalWriter(path, mode)
     try:
         if mode == "w":
             writer.write(header)

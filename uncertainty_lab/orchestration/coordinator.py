@@ -31,7 +31,6 @@ interruption (the header's config must match), and :meth:`BenchmarkRun.load` rel
 from __future__ import annotations
 
 import dataclasses
-import json
 import math
 import os
 import re
@@ -44,6 +43,7 @@ from typing import Any
 
 import numpy as np
 
+from ..journal import JournalWriter, drop_cut_tail, read_records
 from ..llm import LLMError
 from ..semantic import MetricResult
 from ..semantic.judges import resolve_judge
@@ -530,20 +530,17 @@ class Coordinator:
                 done = [r.id for r in records]
                 if done != ids[:len(done)]:
                     raise OrchestrationResumeError(f"{path}: its questions {done[:3]}... are not the start of the items")
-                if good < path.stat().st_size:  # an interrupted write left half a line: drop it
-                    with open(path, "r+b") as f:
-                        f.truncate(good)
+                drop_cut_tail(path, good)
                 if end is not None and len(records) == len(ids):
                     return BenchmarkRun(config, records, True, path)
             mode = "a" if header is not None else "w"
         else:
             mode = "w"
-        writer = None
         if path is not None:
             path.parent.mkdir(parents=True, exist_ok=True)
-            writer = open(path, mode, encoding="utf-8")
-            if mode == "w":
-                _write(writer, {"type": "header", "format": FORMAT, "config": config})
+        writer = JournalWriter(path, mode, allow_nan=False)
+        if mode == "w":
+            writer.write({"type": "header", "format": FORMAT, "config": config})
         try:
             bar = tqdm(total=len(items), initial=len(records), desc=desc or f"orchestrate [{self.policy.name}]",
                        disable=not progress, leave=False)
@@ -557,15 +554,12 @@ class Coordinator:
                     first = _plain(grader(item, c0.answer, c0.raw))
                 rec = QuestionRecord(index, item["id"], item, trace, grade, first)
                 records.append(rec)
-                if writer is not None:
-                    _write(writer, rec.to_dict())
+                writer.write(rec.to_dict())
                 bar.update(1)
             bar.close()
-            if writer is not None:
-                _write(writer, {"type": "end", "n": len(records)})
+            writer.write({"type": "end", "n": len(records)})
         finally:
-            if writer is not None:
-                writer.close()
+            writer.close()
         return BenchmarkRun(config, records, True, path)
 
 
@@ -598,29 +592,12 @@ def _as_item(item: Any, index: int) -> dict[str, Any]:
 # ---------------------------------------------------------------------------------------------- JSONL runs
 
 
-def _write(f, rec: Mapping[str, Any]) -> None:
-    f.write(json.dumps(rec, ensure_ascii=False, allow_nan=False) + "\n")
-    f.flush()
-
-
 def _read(path: Path):
     """(header, question records, end record or None, bytes of complete lines)."""
-    header, recs, end, good = None, [], None, 0
-    with open(path, "rb") as f:
-        data = f.read()
-    pos = 0
-    for line_no, raw in enumerate(data.splitlines(keepends=True), 1):
-        if not raw.endswith(b"\n"):
-            break  # half a line from an interrupted write
-        pos += len(raw)
-        if not raw.strip():
-            good = pos
-            continue
-        try:
-            rec = json.loads(raw)
-        except json.JSONDecodeError as exc:
-            raise OrchestrationError(f"{path} line {line_no} is not JSON ({exc}); is this an orchestration run?") from None
-        kind = rec.get("type")
+    header, recs, end = None, [], None
+    lines, good = read_records(path, error=OrchestrationError, what="is this an orchestration run?")
+    for line_no, rec in lines:
+        kind = rec.get("type") if isinstance(rec, dict) else None
         if kind == "header":
             if header is not None:
                 raise OrchestrationError(f"{path} line {line_no}: a second header; the file mixes two runs")
@@ -635,7 +612,6 @@ def _read(path: Path):
             end = rec
         else:
             raise OrchestrationError(f"{path} line {line_no}: unknown record type {kind!r}")
-        good = pos
     return header, recs, end, good
 
 

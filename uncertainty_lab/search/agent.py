@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from ..datasets.search import SearchQuestion
+from ..journal import JournalWriter, drop_cut_tail
 from .answer import final_answer
 from .belief import make_belief
 from .environment import SearchEnvironment
@@ -183,15 +184,13 @@ def run_episode(
             episode = Episode(config, start, [SearchStep.from_record(r) for r in steps], final, path)
             if final is not None:
                 return episode
-            if good < path.stat().st_size:
-                with open(path, "r+b") as f:  # drop a line the interruption cut short
-                    f.truncate(good)
+            drop_cut_tail(path, good)
             mode = "a"
     if path is not None:
         path.parent.mkdir(parents=True, exist_ok=True)
     episode.path = path
 
-    writer = _Writer(path, mode)
+    writer = JournalWriter(path, mode)
     try:
         if mode == "w":
             writer.write(episode.header())
@@ -269,20 +268,4 @@ def _one_step(t: int, question: str, env: SearchEnvironment, llm: Any, policy: A
         gate_tokens.append(rec["signals"].get("tokens") if isinstance(rec.get("signals"), dict) else None)
     step.llm_tokens = _add_tokens(prec.get("tokens"), update.get("tokens"), *gate_tokens)
     return step
-
-
-class _Writer:
-    def __init__(self, path: Path | None, mode: str):
-        self.f = open(path, mode, encoding="utf-8") if path is not None else None  # noqa: SIM115
-
-    def write(self, rec: dict[str, Any]) -> None:
-        if self.f is not None:
-            import json
-
-            self.f.write(json.dumps(rec, ensure_ascii=False) + "\n")
-            self.f.flush()
-
-    def close(self) -> None:
-        if self.f is not None:
-            self.f.close()
 

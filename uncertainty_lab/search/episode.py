@@ -33,6 +33,7 @@ from typing import Any
 
 import numpy as np
 
+from ..journal import read_records
 from ..semantic.text import normalise_answer
 from .text import action_tokens
 
@@ -333,24 +334,8 @@ def read_jsonl(path: Path):
     short (no newline, or not JSON) is ignored; damage elsewhere is an error."""
     header = start = final = None
     steps: list[dict[str, Any]] = []
-    data = path.read_bytes()
-    pos = good = line_no = 0
-    while pos < len(data):
-        nl = data.find(b"\n", pos)
-        if nl < 0:
-            break
-        line = data[pos:nl]
-        line_no += 1
-        pos = nl + 1
-        if not line.strip():
-            good = pos
-            continue
-        try:
-            rec = json.loads(line)
-        except json.JSONDecodeError as exc:
-            if pos >= len(data):
-                break
-            raise EpisodeError(f"{path} line {line_no} is not JSON ({exc}); the file is damaged") from None
+    lines, good = read_records(path, error=EpisodeError)
+    for line_no, rec in lines:
         kind = rec.get("type") if isinstance(rec, dict) else None
         if kind == "header":
             if header is not None:
@@ -369,6 +354,5 @@ def read_jsonl(path: Path):
         elif kind == "final":
             final = {k: v for k, v in rec.items() if k != "type"}
         else:
-            raise EpisodeError(f"{path} line {line_no}: unknown record {line[:80]!r}")
-        good = pos
+            raise EpisodeError(f"{path} line {line_no}: unknown record {json.dumps(rec)[:80]!r}")
     return header, start, steps, final, good
