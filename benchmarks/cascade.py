@@ -9,8 +9,6 @@ Run: `python benchmarks/cascade.py` (a few seconds). Prints a markdown table to 
 
 from __future__ import annotations
 
-import os
-import platform
 import statistics
 import sys
 import tempfile
@@ -18,22 +16,11 @@ import time
 from pathlib import Path
 
 import numpy as np
+from machine import machine
 
 SIZES = (100, 10_000, 100_000)
 STEPS = 400  # loop steps timed per history size
 ENGINE_REPS = {100: 200, 10_000: 50, 100_000: 10}
-
-
-def machine() -> str:
-    cpu = platform.processor() or platform.machine()
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    return f"{cpu}, {os.cpu_count()} cores, Python {platform.python_version()}, {platform.system()}"
 
 
 class FreeLLM:
@@ -52,8 +39,9 @@ class FreeLLM:
 
 def main() -> None:
     from uncertainty_lab.cascade import Event, HawkesSelector, History, NodeSpec, next_event
-    from uncertainty_lab.cascade.loop import _Writer, generate_step, step_seeds
+    from uncertainty_lab.cascade.loop import generate_step, step_seeds
     from uncertainty_lab.hawkes import HawkesModel
+    from uncertainty_lab.journal import JournalWriter
 
     names = ["local_tv", "mass_market", "specialist_science_tech", "business_finance", "general_news"]
     specs = [NodeSpec(n, f"Write one {n.replace('_', ' ')} headline.") for n in names]
@@ -90,7 +78,7 @@ def main() -> None:
             sel.append(t2 - t1)
 
         # whole loop steps (seeds, draw, select, prompt, hash, record, JSONL write + flush, append), model call free
-        writer = _Writer(tmp / f"bench_{size}.jsonl", "w")
+        writer = JournalWriter(tmp / f"bench_{size}.jsonl", "w")
         totals = []
         for _ in range(STEPS):
             t0 = time.perf_counter()

@@ -37,7 +37,6 @@ from __future__ import annotations
 import argparse
 import math
 import os
-import platform
 import re
 import sys
 import time
@@ -46,6 +45,7 @@ from functools import partial
 from pathlib import Path
 
 import numpy as np
+from machine import machine
 
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "RESULTS.md"
@@ -63,18 +63,6 @@ QUICK = {"nodes": (2, 5), "events": (1_000, 10_000), "sim_events": (10_000,)}
 
 def log(msg: str) -> None:
     print(msg, file=sys.stderr, flush=True)
-
-
-def machine() -> str:
-    cpu = platform.processor() or platform.machine()
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    return f"{cpu}, {os.cpu_count()} cores, Python {platform.python_version()}, {platform.system()}"
 
 
 def best_time(fn):

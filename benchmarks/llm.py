@@ -6,25 +6,13 @@ Uses a temporary cache so earlier runs cannot turn generation into cache hits.
 
 from __future__ import annotations
 
-import os
-import platform
 import statistics
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-
-def machine() -> str:
-    cpu = platform.processor() or platform.machine()
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    return f"{cpu}, {os.cpu_count()} cores, Python {platform.python_version()}, {platform.system()}"
+from machine import machine
 
 
 def timed(fn, repeat: int) -> list[float]:

@@ -19,13 +19,13 @@ Run: `python benchmarks/semantic.py [--repeat 50]`. Prints a markdown table to p
 from __future__ import annotations
 
 import argparse
-import os
-import platform
 import statistics
 import sys
 import tempfile
 import time
 from pathlib import Path
+
+from machine import machine
 
 TARGET_MS = 20.0
 N_SAMPLES = 10
@@ -33,21 +33,6 @@ JUDGES = ("exact", "embedding")
 EXCLUDED = {"verbalized_confidence": "calls the language model (its time is generation, not scoring)"}
 QUESTIONS = {"factual": "What is the capital city of Australia?",
              "open": "Why do people keep pets? Answer in one sentence."}
-
-
-def machine() -> str:
-    cpu = platform.processor() or platform.machine()
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    load = ""
-    if hasattr(os, "getloadavg"):
-        load = f", load average {os.getloadavg()[0]:.1f}"
-    return f"{cpu}, {os.cpu_count()} cores, Python {platform.python_version()}, {platform.system()}{load}"
 
 
 def median_ms(fn, repeat: int, before=None) -> float:
@@ -101,7 +86,7 @@ def main(argv: list[str] | None = None) -> None:
                 lambda metrics=metrics, samples=samples: [mm.score(samples) for mm in metrics.values()],
                 args.repeat, before=clear_judgement_cache)
 
-    print(f"Machine: {machine()}\n\nCommand: `{' '.join([Path(sys.executable).name] + sys.argv)}`\n")
+    print(f"Machine: {machine(load=True)}\n\nCommand: `{' '.join([Path(sys.executable).name] + sys.argv)}`\n")
     for s_label, samples in sets.items():
         print(f"- {s_label}: {samples.n} samples, {len(set(samples.texts))} distinct, of {samples.question!r} "
               "(embedded model, T = 1.0, max_tokens = 48, logprobs)")
