@@ -227,40 +227,38 @@ def _count(path: Path) -> str:
     return f"{roles.count('solution')} exercises, {roles.count('check')} checks"
 
 
-def _grade_main(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="python -m uncertainty_lab.classroom grade",
-                                     description="Grade a submission with the instructor's checks, hidden ones included.")
-    parser.add_argument("submission", help="a student's notebook")
-    parser.add_argument("--source", default="notebooks", help="the folder of the instructor notebooks (default: notebooks)")
-    args = parser.parse_args(argv)
-    try:
-        results = grade(args.submission, args.source)
-    except (FileNotFoundError, ClassroomError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    for r in results:
-        print(f"{r.grade_id}: {r.points:g}/{r.max_points:g}" + (f"  ({r.error})" if r.error else ""))
-    print(f"total: {sum(r.points for r in results):g}/{sum(r.max_points for r in results):g}")
-    return 0
-
-
-def main(argv: list[str] | None = None) -> int:
-    argv = sys.argv[1:] if argv is None else argv
-    if argv[:1] == ["grade"]:
-        return _grade_main(argv[1:])
+def _student_lines(argv: list[str]) -> list[str]:
     parser = argparse.ArgumentParser(
         prog="python -m uncertainty_lab.classroom",
         description="Write student versions of the notebooks: solutions stubbed, hidden tests removed.")
     parser.add_argument("notebooks", nargs="?", default="notebooks", help="folder of notebooks (default: notebooks)")
     parser.add_argument("--out", default="build/student", help="output folder (default: build/student)")
     args = parser.parse_args(argv)
+    return [f"wrote {path} ({_count(Path(args.notebooks) / path.name)})"
+            for path in write_student_versions(args.notebooks, args.out)]
+
+
+def _grade_lines(argv: list[str]) -> list[str]:
+    parser = argparse.ArgumentParser(prog="python -m uncertainty_lab.classroom grade",
+                                     description="Grade a submission with the instructor's checks, hidden ones included.")
+    parser.add_argument("submission", help="a student's notebook")
+    parser.add_argument("--source", default="notebooks", help="the folder of the instructor notebooks (default: notebooks)")
+    args = parser.parse_args(argv)
+    results = grade(args.submission, args.source)
+    return [f"{r.grade_id}: {r.points:g}/{r.max_points:g}" + (f"  ({r.error})" if r.error else "") for r in results] + [
+        f"total: {sum(r.points for r in results):g}/{sum(r.max_points for r in results):g}"]
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``[NOTEBOOK_DIR] [--out DIR]`` writes the student copies; ``grade SUBMISSION [--source DIR]`` grades one.
+    A malformed notebook or a missing file is one ``error:`` line and exit code 2."""
+    argv = sys.argv[1:] if argv is None else argv
     try:
-        written = write_student_versions(args.notebooks, args.out)
+        lines = _grade_lines(argv[1:]) if argv[:1] == ["grade"] else _student_lines(argv)
     except (FileNotFoundError, ClassroomError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    for path in written:
-        print(f"wrote {path} ({_count(Path(args.notebooks) / path.name)})")
+    print("\n".join(lines))
     return 0
 
 
