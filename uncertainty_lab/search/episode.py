@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from ..journal import read_records
+from ..journal import JournalWriter, read_records
 from ..semantic.text import normalise_answer
 from .text import action_tokens
 
@@ -311,9 +311,9 @@ class Episode:
         """Write the whole episode as JSONL (a finished or unfinished one)."""
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
-        with open(path, "w", encoding="utf-8") as f:
+        with JournalWriter(path, "w") as writer:
             for rec in self.records():
-                f.write(json.dumps(rec, ensure_ascii=False) + "\n")
+                writer.write(rec)
         self.path = path
         return path
 

@@ -316,18 +316,17 @@ class AnswerConvergenceGate(StoppingGate):
         from .answer import extract_answer
         from .episode import step_seed
         from .prompts import answer_messages
+        from .text import count_tokens
 
         b = _belief(step)
         state = b.get("text", "") if b else ""
         question = str(getattr(step, "question", "") or "")
         t = int(getattr(step, "t", 0) or 0)
         seed = step_seed(self.seed, t, "convergence")
-        comps = self._llm().complete(answer_messages(question, state), n=self.m, temperature=self.temperature,
-                                     max_tokens=self.max_tokens, seed=seed)
-        raw = [c.text for c in comps]
-        from .text import count_tokens
-
         msgs = answer_messages(question, state)
+        comps = self._llm().complete(msgs, n=self.m, temperature=self.temperature, max_tokens=self.max_tokens,
+                                     seed=seed)
+        raw = [c.text for c in comps]
         tokens = {"prompt": self.m * sum(count_tokens(x["content"]) for x in msgs),
                   "completion": sum(count_tokens(r) for r in raw), "calls": self.m}
         answers = [extract_answer(r) for r in raw]

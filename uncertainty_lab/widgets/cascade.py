@@ -245,14 +245,6 @@ class PanelResult:
         return head + self.table._repr_html_()
 
 
-def _check_range(name: str, value: Any, kind: type) -> None:
-    r = RANGES[name]
-    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and (kind is float or float(value).is_integer())
-    if not ok or not r.min <= value <= r.max:
-        raise ValueError(f"{name} must be {'an integer' if kind is int else 'a number'} in [{r.min:g}, {r.max:g}], "
-                         f"got {value!r}")
-
-
 def _backend(backend: Any) -> Any:
     if not isinstance(backend, str):
         if not callable(getattr(backend, "complete", None)):
@@ -307,9 +299,9 @@ def run_panel(setup: Any, selector: str = "hawkes", k: int = 3, steps: int = 4, 
 
     if selector not in registry.names("memory_selectors"):
         registry.get("memory_selectors", selector)  # raises, naming the choices and the closest match
-    _check_range("k", k, int)
-    _check_range("steps", steps, int)
-    _check_range("temperature", temperature, float)
+    RANGES["k"].check("k", k, int)
+    RANGES["steps"].check("steps", steps, int)
+    RANGES["temperature"].check("temperature", temperature, float)
     if prompt not in PROMPTS:
         raise ValueError(f"prompt must be one of {list(PROMPTS)}, got {prompt!r}")
     llm = _backend(backend)
@@ -441,7 +433,7 @@ class CascadeExplorer(widgets.VBox):
         self.sliders: dict[str, widgets.ValueWidget] = {}
         for name, r in RANGES.items():
             value = values.get(name, r.value)
-            _check_range(name, value, float if name == "temperature" else int)
+            RANGES[name].check(name, value, float if name == "temperature" else int)
             if name == "temperature":
                 self.sliders[name] = widgets.FloatSlider(value=float(value), min=r.min, max=r.max, step=r.step,
                                                          description=name, readout_format=".2f",

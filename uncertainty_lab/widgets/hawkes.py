@@ -60,6 +60,13 @@ class SliderRange:
     def mid(self) -> float:
         return (self.min + self.max) / 2
 
+    def check(self, name: str, value: Any, kind: type = float) -> None:
+        """A ValueError naming ``name`` unless ``value`` is a number (an integer when ``kind`` is int) in range."""
+        ok = isinstance(value, (int, float)) and not isinstance(value, bool) and (kind is float or float(value).is_integer())
+        if not ok or not self.min <= value <= self.max:
+            raise ValueError(f"{name} must be {'an integer' if kind is int else 'a number'} in "
+                             f"[{self.min:g}, {self.max:g}], got {value!r}")
+
 
 #: the explorer's slider ranges; α at its top with β at its bottom is deliberately explosive (n = 20)
 RANGES: dict[str, SliderRange] = {

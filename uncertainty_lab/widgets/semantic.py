@@ -443,14 +443,6 @@ class PlaygroundResult:
                 + self.table._repr_html_())
 
 
-def _check_range(name: str, value: Any, kind: type) -> None:
-    r = RANGES[name]
-    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and (kind is float or float(value).is_integer())
-    if not ok or not r.min <= value <= r.max:
-        raise ValueError(f"{name} must be {'an integer' if kind is int else 'a number'} in [{r.min:g}, {r.max:g}], "
-                         f"got {value!r}")
-
-
 def run_playground(llm: Any, question: str, n: int = 5, temperature: float = 1.0, judge: Any = "embedding",
                    metrics: Sequence[Any] | Mapping[str, Any] = DEFAULT_METRICS, seed: int = 0, *,
                    max_tokens: int = 48, clustering: str = "greedy", judge_params: Mapping[str, Any] | None = None,
@@ -461,9 +453,9 @@ def run_playground(llm: Any, question: str, n: int = 5, temperature: float = 1.0
     ``n``, ``temperature`` and ``max_tokens`` must lie in :data:`RANGES`."""
     if not isinstance(question, str) or not question.strip():
         raise ValueError("question must be a non-empty string; type a question into the box")
-    _check_range("n", n, int)
-    _check_range("temperature", temperature, float)
-    _check_range("max_tokens", max_tokens, int)
+    RANGES["n"].check("n", n, int)
+    RANGES["temperature"].check("temperature", temperature, float)
+    RANGES["max_tokens"].check("max_tokens", max_tokens, int)
     if clustering not in ("greedy", "transitive"):
         raise ValueError(f"clustering must be 'greedy' or 'transitive', got {clustering!r}")
     judge_obj = make_judge(judge, judge_params, llm=llm)
