@@ -1,20 +1,28 @@
 """Run journals: JSON Lines files written one flushed record at a time, so an interrupted run loses at most the
 line it was writing and can be resumed.
 
-The cascade, orchestration and search runs share the framing: :func:`read_records` returns the complete lines,
-taking a last line without its newline (or not JSON) for the write an interruption cut short;
-:func:`drop_cut_tail` truncates the file after the last complete line before a resumed run appends; and
-:class:`JournalWriter` appends. What the records mean (header, steps, end) stays with each run's reader.
+Every lab's run file has the same grammar, read and resumed here once (:class:`JournalFormat`):
+
+    {"type": "header", "format": "<lab format>/<version>", "config": {...}, ...}
+    {"type": "<body type>", ...}          # steps, questions, a search episode's start record
+    ...
+    {"type": "<end type>", ...}           # "end" (or an episode's "final") when the run finished
+
+:func:`read_records` returns the complete lines, taking a last line without its newline (or not JSON) for the
+write an interruption cut short; :func:`drop_cut_tail` truncates it before a resumed run appends; and
+:class:`JournalWriter` appends. What the body records mean stays with each lab's run record.
 """
 
 from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-__all__ = ["JournalWriter", "drop_cut_tail", "read_records"]
+__all__ = ["Journal", "JournalFormat", "JournalWriter", "config_diff", "drop_cut_tail", "read_records", "write_all"]
 
 
 def read_records(path: str | os.PathLike, *, error: type[Exception] = ValueError,
@@ -75,3 +83,121 @@ class JournalWriter:
 
     def __exit__(self, *exc: Any) -> None:
         self.close()
+
+
+def config_diff(old: Any, new: Any, prefix: str = "") -> list[str]:
+    """The dotted keys where two JSON configurations differ (``["k", "selector.params.ranking"]``)."""
+    if isinstance(old, dict) and isinstance(new, dict):
+        out: list[str] = []
+        for k in sorted(set(old) | set(new), key=str):
+            out += config_diff(old.get(k), new.get(k), f"{prefix}.{k}" if prefix else str(k))
+        return out
+    return [] if old == new else [prefix or "(root)"]
+
+
+@dataclass
+class Journal:
+    """A run file as read: its ``header``, the ``body`` records in order, the ``end`` record (None while the run
+    is unfinished, or when body records were appended after it: an extended run), and ``good``, the bytes of
+    complete lines."""
+
+    path: Path
+    header: dict[str, Any] | None
+    body: list[dict[str, Any]] = field(default_factory=list)
+    end: dict[str, Any] | None = None
+    good: int = 0
+
+    @property
+    def config(self) -> dict[str, Any]:
+        return (self.header or {}).get("config", {})
+
+    def of_type(self, kind: str) -> list[dict[str, Any]]:
+        return [r for r in self.body if r.get("type") == kind]
+
+
+@dataclass(frozen=True)
+class JournalFormat:
+    """One lab's run-file format: its ``name`` (``"uncertainty_lab.cascade/1"``), the ``body`` record types, the
+    ``end`` type, the lab's ``error`` (a damaged or foreign file) and ``resume_error`` (a different
+    configuration) classes, and ``what`` the file is ("cascade run", "search episode") for messages."""
+
+    name: str
+    body: tuple[str, ...]
+    end: str = "end"
+    error: type[Exception] = ValueError
+    resume_error: type[Exception] = ValueError
+    what: str = "run"
+
+    def read(self, path: str | os.PathLike) -> Journal:
+        """Read a run file (finished or cut short). A damaged line, a second header, a record before the header,
+        an unknown record type or another format is ``error`` naming the line."""
+        path = Path(path)
+        lines, good = read_records(path, error=self.error, what=f"is this a {self.what} file?")
+        journal = Journal(path, None, good=good)
+        for line_no, rec in lines:
+            kind = rec.get("type") if isinstance(rec, dict) else None
+            if kind == "header":
+                if journal.header is not None:
+                    raise self.error(f"{path} line {line_no}: a second header; the file mixes two {self.what}s")
+                if rec.get("format") != self.name:
+                    raise self.error(f"{path}: format {rec.get('format')!r} is not {self.name!r}; it is not a "
+                                     f"{self.what} file of this version")
+                journal.header = rec
+            elif journal.header is None:
+                raise self.error(f"{path} line {line_no}: a {kind!r} record before the header; it is not a "
+                                 f"{self.what} file")
+            elif kind in self.body:
+                journal.body.append(rec)
+                journal.end = None
+            elif kind == self.end:
+                journal.end = rec
+            else:
+                raise self.error(f"{path} line {line_no}: unknown record {json.dumps(rec)[:80]!r}")
+        return journal
+
+    def load(self, path: str | os.PathLike) -> Journal:
+        """:meth:`read` a file that must exist and hold a header."""
+        path = Path(path)
+        if not path.is_file():
+            raise FileNotFoundError(f"no {self.what} file at {path}")
+        journal = self.read(path)
+        if journal.header is None:
+            raise self.error(f"{path} has no header line; it is not a {self.what} file (or it is empty)")
+        return journal
+
+    def open(self, path: str | os.PathLike | None, config: dict[str, Any], *, resume: bool = True,
+             allow_nan: bool = True, **header: Any) -> tuple[Journal | None, JournalWriter]:
+        """Start or continue the run file at ``path`` for a run configured by ``config`` (JSON values).
+
+        With ``resume`` and a file that holds a header: the same configuration continues it — the journal read so
+        far comes back and the writer appends after its last complete line; another configuration is
+        ``resume_error`` naming the settings that differ. Otherwise the file is (re)started with a header
+        ``{"type": "header", "format", "config", **header}``. ``path=None``: an in-memory run (no file)."""
+        if path is None:
+            return None, JournalWriter(None)
+        path = Path(path)
+        if resume and path.is_file() and path.stat().st_size > 0:
+            journal = self.read(path)
+            if journal.header is not None:
+                diffs = config_diff(journal.config, config)
+                if diffs:
+                    raise self.resume_error(
+                        f"cannot resume {path}: it was made with a different configuration "
+                        f"({', '.join(diffs[:6])}{', …' if len(diffs) > 6 else ''} differ). Pass the same settings "
+                        "to continue it, resume=False to overwrite it, or another path")
+                drop_cut_tail(path, journal.good)
+                return journal, JournalWriter(path, "a", allow_nan=allow_nan)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        writer = JournalWriter(path, "w", allow_nan=allow_nan)
+        writer.write({"type": "header", "format": self.name, "config": config, **header})
+        return None, writer
+
+
+def write_all(path: str | os.PathLike, records: Iterable[Any]) -> Path:
+    """Write ``records`` as a whole JSONL file (a run saved in one go)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with JournalWriter(path, "w") as writer:
+        for rec in records:
+            writer.write(rec)
+    return path

@@ -139,6 +139,16 @@ def validate(cls: type, params: dict[str, Any], *, owner: str = "plugin") -> dic
     return out
 
 
+def settings(obj: Any) -> dict[str, Any]:
+    """What a plugin instance was configured with, as JSON values: ``{"name", "params": {declared parameter:
+    value}}`` (a parameter holding an object, e.g. a judge or a backend, records its label or name). Run
+    journals record it, and a resumed run compares it."""
+    from .jsonsafe import jsonable
+
+    params = {p.name: jsonable(getattr(obj, p.name, None)) for p in parameters(type(obj))}
+    return {"name": getattr(obj, "name", type(obj).__name__), "params": params}
+
+
 def _closest_hint(value: Any, options: list[str]) -> str:
     match = difflib.get_close_matches(str(value), options, n=1, cutoff=0.5)
     return f" (did you mean {match[0]!r}?)" if match else ""

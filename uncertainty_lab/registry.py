@@ -9,6 +9,7 @@ hides the healthy ones.
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import importlib
 import importlib.metadata
@@ -18,10 +19,11 @@ import site
 import sys
 import threading
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from .contracts import PROTOCOLS
 from .parameters import Parameter, ParameterError, parameters, validate
 
 KINDS: tuple[str, ...] = (
@@ -32,16 +34,6 @@ KINDS: tuple[str, ...] = (
     "llm_backends",
     "equivalence_judges",
 )
-
-#: the methods a plugin of each kind must have; checked when it loads
-PROTOCOLS: dict[str, tuple[str, ...]] = {
-    "kernels": ("value", "integral", "l1_norm"),
-    "memory_selectors": ("select",),
-    "metrics": ("score",),
-    "stopping_gates": ("reset", "update"),
-    "llm_backends": ("complete",),
-    "equivalence_judges": ("equivalent",),
-}
 
 __all__ = [
     "KINDS",
@@ -54,6 +46,7 @@ __all__ = [
     "RegistryError",
     "UnknownKindError",
     "UnknownPluginError",
+    "Catalogue",
     "create",
     "describe",
     "get",
@@ -61,6 +54,7 @@ __all__ = [
     "names",
     "refresh",
     "register",
+    "resolve",
     "unregister",
 ]
 
@@ -327,6 +321,88 @@ def create(kind: str, name: str, **params: Any) -> Any:
     """An instance of plugin ``name`` with ``params`` validated against its declared parameters."""
     cls = get(kind, name)
     return cls(**validate(cls, params, owner=f"{kind} plugin {name!r}"))
+
+
+@dataclass(frozen=True)
+class Catalogue:
+    """A small name → class table for choices that are not one of the six plugin kinds (the search lab's belief
+    states and action policies): the same lookup, errors and :func:`resolve` as the registry, no entry points."""
+
+    what: str
+    classes: Mapping[str, type]
+    protocol: tuple[str, ...] = ()
+
+    def names(self) -> list[str]:
+        return sorted(self.classes)
+
+    def get(self, name: str) -> type:
+        if name not in self.classes:
+            raise UnknownPluginError(f"no {self.what} named {name!r}; available: {', '.join(self.names())}"
+                                     + _hint(name, self.names()))
+        return self.classes[name]
+
+
+def resolve(kind: str | Catalogue, spec: Any, *, what: str | None = None,
+            defaults: Mapping[str, Any] | None = None) -> Any:
+    """One plugin instance from any of the ways a user names it:
+
+    - a name (``"semantic_entropy"``), created with its defaults;
+    - a table ``{"name": ..., **params}`` or a pair ``(name, {params})``;
+    - a class, created with its defaults;
+    - an instance that has the kind's protocol methods, returned as it is.
+
+    ``kind`` is a plugin kind or a :class:`Catalogue`. ``defaults`` are passed to a plugin created here only when
+    its class declares them and the spec does not set them (e.g. a lab's equivalence judge for its metrics).
+    Parameters are validated against the declared ones; an init field marked ``hidden`` is passed through.
+    ``what`` (e.g. ``"metrics['entropy']"``) prefixes every error, so the message names the setting to fix.
+    """
+    catalogue = kind if isinstance(kind, Catalogue) else None
+    protocol = catalogue.protocol if catalogue else PROTOCOLS[_check_kind(kind)]
+    label = what or (catalogue.what if catalogue else f"{kind} plugin")
+    try:
+        name, params = _spec_parts(spec, label)
+        if name is None:
+            if isinstance(spec, type):
+                return _instantiate(spec, {}, defaults, label)
+            missing = [m for m in protocol if not callable(getattr(spec, m, None))]
+            if missing:
+                kinds = catalogue.what if catalogue else f"a {kind} plugin"
+                raise RegistryError(f"{label} must be a name, a {{'name': ..., **params}} table or {kinds} "
+                                    f"instance with {', '.join(protocol)}; got {type(spec).__name__} {spec!r:.80}")
+            return spec
+        cls = catalogue.get(name) if catalogue else get(kind, name)
+        owner = f"{catalogue.what} {name!r}" if catalogue else f"{kind} plugin {name!r}"
+        return _instantiate(cls, params, defaults, owner)
+    except (RegistryError, ParameterError) as exc:
+        if what and not str(exc).startswith(what):
+            exc.args = (f"{what}: {exc.args[0]}", *exc.args[1:])
+        raise
+
+
+def _spec_parts(spec: Any, label: str) -> tuple[str | None, dict[str, Any]]:
+    if isinstance(spec, str):
+        return spec, {}
+    if isinstance(spec, tuple) and len(spec) == 2 and isinstance(spec[0], str) and isinstance(spec[1], Mapping):
+        return spec[0], dict(spec[1])
+    if isinstance(spec, Mapping):
+        params = dict(spec)
+        name = params.pop("name", None)
+        if not isinstance(name, str):
+            raise RegistryError(f"{label} given as a table needs a 'name', got {dict(spec)!r}")
+        return name, params
+    return None, {}
+
+
+def _instantiate(cls: type, params: dict[str, Any], defaults: Mapping[str, Any] | None, owner: str) -> Any:
+    declared = {p.name for p in parameters(cls)}
+    hidden = {f.name for f in dataclasses.fields(cls) if f.init and f.name not in declared} \
+        if dataclasses.is_dataclass(cls) else set()
+    checked = validate(cls, {k: v for k, v in params.items() if k not in hidden}, owner=owner)
+    checked.update({k: v for k, v in params.items() if k in hidden})
+    for key, value in (defaults or {}).items():
+        if key not in checked and (key in declared or key in hidden):
+            checked[key] = value
+    return cls(**checked)
 
 
 def register(kind: str, name: str | None = None) -> Callable[[type], type]:

@@ -12,6 +12,7 @@ Modules: ``model`` (Event, NodeSpec, History), ``selectors`` (the ``memory_selec
 paper's table and figure; ``uncertainty-lab cascade run``).
 """
 
+from ..contracts.memory import CascadeError, Event, History, MemoryItem, NodeSpec, as_node_specs, check_memory
 from .loop import CascadeResumeError, CascadeRun, CascadeStep, simulate_cascade, step_seeds
 from .metrics import (
     CurveSummary,
@@ -29,19 +30,16 @@ from .metrics import (
     summarize,
     trend,
 )
-from .model import CascadeError, Event, History, NodeSpec, as_node_specs
 from .prompt import build_prompt, format_memory_line, prompt_hash
 from .sampling import has_fast_path, next_event
 from .selectors import (
     FullHistorySelector,
     HawkesExplanation,
     HawkesSelector,
-    MemoryItem,
     NoMemorySelector,
     RandomSelector,
     RecencySelector,
     SemanticSelector,
-    check_memory,
 )
 
 __all__ = [

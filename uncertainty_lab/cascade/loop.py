@@ -25,10 +25,9 @@ from typing import Any
 import numpy as np
 
 from ..journal import JournalWriter, drop_cut_tail, read_records
-from .model import CascadeError, Event, History, NodeSpec, as_node_specs
+from ..contracts.memory import CascadeError, Event, History, MemoryItem, NodeSpec, as_node_specs, check_memory
 from .prompt import build_prompt, prompt_hash
 from .sampling import next_event
-from .selectors import MemoryItem, check_memory
 
 __all__ = ["FORMAT", "CascadeResumeError", "CascadeRun", "CascadeStep", "generate_step", "simulate_cascade", "step_seeds"]
 

@@ -37,7 +37,7 @@ from typing import Any
 
 import numpy as np
 
-from .model import CascadeError, Event
+from ..contracts.memory import CascadeError, Event
 
 __all__ = [
     "CurveSummary",

@@ -21,7 +21,7 @@ import hashlib
 import json
 from collections.abc import Sequence
 
-from .model import History, NodeSpec
+from ..contracts.memory import History, NodeSpec
 
 __all__ = ["build_prompt", "format_memory_line", "prompt_hash"]
 

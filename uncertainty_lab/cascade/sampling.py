@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from .model import CascadeError, History
+from ..contracts.memory import CascadeError, History
 
 __all__ = ["has_fast_path", "next_event"]
 

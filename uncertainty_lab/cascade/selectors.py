@@ -18,36 +18,18 @@ from typing import Any, ClassVar, Literal
 
 import numpy as np
 
-from .model import CascadeError, History
+from ..contracts.memory import CascadeError, History, MemoryItem, MemorySelector
 from .sampling import as_generator
 
 __all__ = [
     "FullHistorySelector",
     "HawkesExplanation",
     "HawkesSelector",
-    "MemoryItem",
     "NoMemorySelector",
     "RandomSelector",
     "RecencySelector",
     "SemanticSelector",
-    "check_memory",
 ]
-
-
-@dataclass(frozen=True)
-class MemoryItem:
-    """One remembered event: ``index`` into the history (0 is the seed), its ``node`` and its normalised ``weight``."""
-
-    index: int
-    node: int
-    weight: float
-
-    def to_record(self) -> dict[str, Any]:
-        return {"index": self.index, "node": self.node, "weight": self.weight}
-
-    @classmethod
-    def from_record(cls, rec: dict[str, Any]) -> MemoryItem:
-        return cls(int(rec["index"]), int(rec["node"]), float(rec["weight"]))
 
 
 def _check_args(history: History, t_next: float, node_next: int, k: int) -> None:
@@ -66,30 +48,6 @@ def _uniform(history: History, indices) -> list[MemoryItem]:
         return []
     w = 1.0 / len(indices)
     return [MemoryItem(int(i), history[int(i)].node, w) for i in indices]
-
-
-def check_memory(items: Any, history: History, t_next: float, *, who: str = "memory selector") -> list[MemoryItem]:
-    """Validate a selector's answer (used by the loop on third-party selectors): MemoryItems whose indices point
-    at events before t_next, with finite non-negative weights summing to 1 (within 1e-6)."""
-    if items is None:
-        raise CascadeError(f"{who} returned None; return an empty list for an empty memory")
-    items = list(items)
-    for i, it in enumerate(items):
-        if not all(hasattr(it, a) for a in ("index", "node", "weight")):
-            raise CascadeError(f"{who} item {i} must have .index, .node and .weight, got {it!r}")
-        if not isinstance(it.index, (int, np.integer)) or isinstance(it.index, bool) or not 0 <= it.index < len(history):
-            raise CascadeError(f"{who} item {i} has index {it.index!r}, not an index into the history (0..{len(history) - 1})")
-        if int(it.node) != history[int(it.index)].node:
-            raise CascadeError(f"{who} item {i} says node {it.node!r} but event {it.index} is from node {history[int(it.index)].node}")
-        if history[int(it.index)].time >= t_next:
-            raise CascadeError(f"{who} item {i} points at event {it.index} at t={history[int(it.index)].time}, not before t_next={t_next}")
-        if not np.isfinite(it.weight) or it.weight < 0:
-            raise CascadeError(f"{who} item {i} has weight {it.weight!r}; weights must be finite and >= 0")
-    if items:
-        total = float(sum(it.weight for it in items))
-        if abs(total - 1.0) > 1e-6:
-            raise CascadeError(f"{who} weights sum to {total:.6g}; they must sum to 1 (normalise them)")
-    return [MemoryItem(int(it.index), int(it.node), float(it.weight)) for it in items]
 
 
 # --- hawkes (Algorithm 1) -------------------------------------------------------------------------------
@@ -114,7 +72,7 @@ class HawkesExplanation:
 
 
 @dataclass
-class HawkesSelector:
+class HawkesSelector(MemorySelector):
     """HawkesLLM Algorithm 1: per node j, the fitted excitation it sends into the target node at τ_t,
     w^raw_{j,t} = Σ_{τ_m < τ_t, n_m = j} α̂_{j,n_t} e^{-β(τ_t − τ_m)}; order nodes by their latest event,
     most recent first; keep the first min(k, K_active) with w^raw > 0; remember each one's latest event;
@@ -207,7 +165,7 @@ class HawkesSelector:
 
 
 @dataclass
-class RecencySelector:
+class RecencySelector(MemorySelector):
     """Chronological last-k: the k most recent events before τ_t (any nodes), uniform weights, most recent first."""
 
     name: ClassVar[str] = "recency"
@@ -221,7 +179,7 @@ class RecencySelector:
 
 
 @dataclass
-class RandomSelector:
+class RandomSelector(MemorySelector):
     """Random-k: k events drawn uniformly without replacement from those before τ_t, uniform weights, listed
     most recent first. Needs ``rng`` (a Generator or an int seed) so runs are reproducible."""
 
@@ -242,7 +200,7 @@ class RandomSelector:
 
 
 @dataclass
-class FullHistorySelector:
+class FullHistorySelector(MemorySelector):
     """Every event before τ_t, uniform weights, most recent first (k is ignored: the long-context baseline)."""
 
     name: ClassVar[str] = "full_history"
@@ -255,7 +213,7 @@ class FullHistorySelector:
 
 
 @dataclass
-class NoMemorySelector:
+class NoMemorySelector(MemorySelector):
     """No memory: every prompt holds only the event and the node instruction."""
 
     name: ClassVar[str] = "none"
@@ -268,7 +226,7 @@ class NoMemorySelector:
 
 
 @dataclass
-class SemanticSelector:
+class SemanticSelector(MemorySelector):
     """Embedding retrieval: the k past events most similar (cosine) to a query — the target node's
     instruction (``query="instruction"``, needs a history built with node specs) or the seed text
     (``query="seed"``). Weights ∝ similarity clipped at 0, normalised (uniform if every similarity is ≤ 0).

@@ -24,7 +24,7 @@ from .fit import Candidate, FitResult, StdErr, fit_hawkes
 from .kernels import ExponentialKernel, PowerLawKernel, SumOfExponentialsKernel, as_kernel, sample_delays
 from .model import HawkesModel
 from .simulate import simulate
-from .table import Table
+from ..table import Table
 
 __all__ = [
     "Candidate",

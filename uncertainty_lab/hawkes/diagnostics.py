@@ -17,7 +17,7 @@ from scipy import stats
 from .errors import HawkesError
 from .events import EventStream
 from .model import HawkesModel
-from .table import Table
+from ..table import Table
 
 __all__ = [
     "KSResult",

@@ -28,7 +28,7 @@ from .events import EventStream
 from .excitation import event_features, total_integrals
 from .kernels import ExponentialKernel, as_kernel
 from .model import HawkesModel
-from .table import Table
+from ..table import Table
 
 __all__ = ["Candidate", "FitResult", "StdErr", "fit_hawkes"]
 

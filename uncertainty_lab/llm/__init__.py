@@ -10,6 +10,7 @@ from .base import (
     LLMError,
     LLMUnavailableError,
     TokenLogprob,
+    identity,
     sample_seed,
 )
 from .cache import CompletionCache, cache_dir, default_cache
@@ -26,5 +27,6 @@ __all__ = [
     "cache_dir",
     "default_cache",
     "get_llm",
+    "identity",
     "sample_seed",
 ]

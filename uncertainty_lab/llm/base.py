@@ -76,6 +76,15 @@ def sample_seed(seed: int, index: int) -> int:
     return int(np.random.SeedSequence([seed, index]).generate_state(1, np.uint32)[0] & 0x7FFFFFFF)
 
 
+def identity(llm: Any) -> dict[str, str]:
+    """``{"backend", "model"}`` of a backend, as its cache keys name them (run journals record it, so a resumed
+    run can tell a changed model); any object with ``complete`` works (``name`` / ``model`` attributes)."""
+    backend = llm.cache_backend_name() if callable(getattr(llm, "cache_backend_name", None)) \
+        else getattr(llm, "name", type(llm).__name__)
+    model = llm.model_id() if callable(getattr(llm, "model_id", None)) else str(getattr(llm, "model", ""))
+    return {"backend": str(backend), "model": str(model)}
+
+
 def normalise_messages(messages: Messages) -> list[dict[str, str]]:
     """Accept a plain string (one user turn) or a list of ``{"role", "content"}`` dicts."""
     if isinstance(messages, str):

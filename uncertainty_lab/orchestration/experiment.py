@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from .. import configfile
-from ..outputs import save_outputs
+from ..lab import save_outputs
 from .coordinator import BenchmarkRun, Coordinator, OrchestrationError, OrchestrationResumeError, policy_of
 from .grading import QAGrader
 from .policy import Policy, get_policy

@@ -26,7 +26,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ..hawkes.table import Table
+from ..table import Table
 from ..llm import Completion, LLMBackend
 from ..semantic import SampleSet
 from .coordinator import ACCEPTANCE_CRITERIA, BenchmarkRun, Coordinator, QuestionRecord, Trace, policy_of

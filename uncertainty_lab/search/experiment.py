@@ -60,7 +60,7 @@ import numpy as np
 
 from .. import configfile
 from ..datasets.search import Document, SearchQuestion
-from ..outputs import save_outputs
+from ..lab import save_outputs
 from ..semantic.text import normalise_answer
 from .agent import run_episode
 from .environment import RETRIEVERS, SearchEnvironment
@@ -655,8 +655,8 @@ class SearchExperimentResult:
         return "\n".join(lines)
 
     def table(self):
-        """The condition table as a :class:`~uncertainty_lab.hawkes.table.Table` (flat numbers, for notebooks)."""
-        from ..hawkes.table import Table
+        """The condition table as a :class:`~uncertainty_lab.table.Table` (flat numbers, for notebooks)."""
+        from ..table import Table
 
         flat = []
         for r in self.summary_rows():

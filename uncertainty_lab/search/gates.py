@@ -31,6 +31,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+from ..contracts.gates import GateDecision, StoppingGate
 from .text import action_tokens
 
 __all__ = [
@@ -46,45 +47,6 @@ __all__ = [
 ]
 
 ROUND_ACTIONS = ("search", "read")
-
-
-@dataclass(frozen=True)
-class GateDecision:
-    """What a gate says after one step: ``stop``, a human ``reason`` and the ``signals`` it computed."""
-
-    stop: bool
-    reason: str
-    signals: dict[str, Any] = field(default_factory=dict)
-
-    def to_record(self) -> dict[str, Any]:
-        return {"stop": self.stop, "reason": self.reason, "signals": dict(self.signals)}
-
-    @classmethod
-    def from_record(cls, rec: dict[str, Any]) -> GateDecision:
-        return cls(bool(rec["stop"]), rec.get("reason", ""), dict(rec.get("signals", {})))
-
-
-@dataclass
-class StoppingGate:
-    """Base of the built-in gates. Subclasses set ``name``, ``summary``, ``stop_kind`` and implement
-    :meth:`update`; :meth:`restore` rebuilds the state from already-recorded steps (resume)."""
-
-    name: ClassVar[str] = "base"
-    summary: ClassVar[str] = ""
-    reference: ClassVar[str] = ""
-    stop_kind: ClassVar[str] = "answered"
-
-    def reset(self) -> None:
-        """Forget everything seen this episode."""
-
-    def update(self, step: Any) -> GateDecision:
-        raise NotImplementedError
-
-    def restore(self, steps: list[Any]) -> None:
-        """Bring the gate to the state it had after ``steps`` (default: reset, then replay ``update``)."""
-        self.reset()
-        for s in steps:
-            self.update(s)
 
 
 def _action_text(step: Any) -> str:

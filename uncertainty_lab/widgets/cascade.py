@@ -33,7 +33,7 @@ import ipywidgets as widgets
 import numpy as np
 
 from .. import registry
-from ..hawkes.table import Table
+from ..table import Table
 from .hawkes import SliderRange
 
 __all__ = [

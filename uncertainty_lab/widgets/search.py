@@ -30,7 +30,7 @@ from typing import Any
 
 import ipywidgets as widgets
 
-from ..hawkes.table import Table
+from ..table import Table
 from ..search import Episode, ExhaustionGate
 
 __all__ = [

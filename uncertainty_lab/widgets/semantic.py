@@ -30,7 +30,7 @@ import ipywidgets as widgets
 import numpy as np
 
 from .. import registry
-from ..hawkes.table import Table
+from ..table import Table
 from ..parameters import parameters
 from ..semantic import (
     Clustering,

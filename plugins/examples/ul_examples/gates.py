@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from uncertainty_lab.search import GateDecision, StoppingGate
+from uncertainty_lab.contracts import GateDecision, StoppingGate
 
 
 @dataclass

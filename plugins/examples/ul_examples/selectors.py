@@ -25,7 +25,8 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
 import numpy as np
-from uncertainty_lab.cascade import CascadeError, HawkesSelector, History, MemoryItem
+from uncertainty_lab.cascade import HawkesSelector
+from uncertainty_lab.contracts import CascadeError, History, MemoryItem
 
 
 @dataclass(frozen=True)

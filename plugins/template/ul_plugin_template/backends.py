@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
-from uncertainty_lab.llm import LLMBackend
+from uncertainty_lab.contracts import LLMBackend
 
 
 @dataclass

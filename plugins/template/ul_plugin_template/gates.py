@@ -1,6 +1,6 @@
 """A ``stopping_gates`` plugin: a step budget plus a repeated-query check.
 
-Protocol (see ``uncertainty_lab.search.gates``): ``reset()`` forgets the episode; ``update(step) ->
+Protocol (see ``uncertainty_lab.contracts.gates``): ``reset()`` forgets the episode; ``update(step) ->
 GateDecision(stop, reason, signals)`` reads one completed search step (``step.action`` is "search", "read"
 or "answer"; ``step.query`` its argument; ``step.passage_ids`` what it retrieved). The agent calls
 ``update`` once per step, in order; the episode stops when any gate says stop. ``stop_kind`` names the
@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from uncertainty_lab.search import GateDecision, StoppingGate
+from uncertainty_lab.contracts import GateDecision, StoppingGate
 
 
 def _normalise(query: str) -> str:

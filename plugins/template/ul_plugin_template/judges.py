@@ -13,7 +13,7 @@ import string
 from dataclasses import dataclass, field
 from typing import ClassVar
 
-from uncertainty_lab.semantic import EquivalenceJudge, Judgement
+from uncertainty_lab.contracts import EquivalenceJudge, Judgement
 
 _PUNCTUATION = str.maketrans("", "", string.punctuation)
 

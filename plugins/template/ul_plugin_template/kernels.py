@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 import numpy as np
-from uncertainty_lab.hawkes import HawkesError
+from uncertainty_lab.contracts import HawkesError
 
 
 @dataclass

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import ClassVar, Literal
 
 import numpy as np
-from uncertainty_lab.semantic import Metric, MetricResult, SampleSet
+from uncertainty_lab.contracts import Metric, MetricResult, SampleSet
 
 
 @dataclass

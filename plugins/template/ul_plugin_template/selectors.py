@@ -1,6 +1,6 @@
 """A ``memory_selectors`` plugin: the latest event of each node.
 
-Protocol (see ``uncertainty_lab.cascade.selectors``): ``select(history, t_next, node_next, k, model=None,
+Protocol (see ``uncertainty_lab.contracts.memory``): ``select(history, t_next, node_next, k, model=None,
 rng=None) -> list[MemoryItem]``. An item is (index into the history, node, weight); only events with
 τ_m < t_next are eligible (index 0, the seed, included); weights are finite, ≥ 0 and sum to 1 when the list is
 not empty; items come most relevant first. The cascade loop checks every answer with ``check_memory``.
@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import ClassVar
 
 import numpy as np
-from uncertainty_lab.cascade import CascadeError, History, MemoryItem
+from uncertainty_lab.contracts import CascadeError, History, MemoryItem
 
 
 @dataclass

@@ -1,14 +1,18 @@
-"""The cascade's data model: events e_m = (τ_m, n_m, x_m), node specs (name, fixed instruction a_i) and the
-history H_t with the per-node state that makes a memory-selection step O(N) instead of O(history).
+"""The ``memory_selectors`` contract: the history a selector reads and the memory it returns.
 
-Per-node exponential state (HawkesLLM §2.4, kept incrementally): for a decay β,
+A selector implements ``select(history, t_next, node_next, k, model=None, rng=None) -> list[MemoryItem]``:
+at most k past events e_m = (τ_m, n_m, x_m) with τ_m < t_next, each with a normalised weight (the weights sum
+to 1 when the list is not empty), most relevant first; :func:`check_memory` checks an answer. The history H_t
+keeps the per-node state that makes a memory-selection step O(N) instead of O(history):
 
     state_j(t) = Σ_{τ_m < t, n_m = j} e^{-β(t − τ_m)}
 
 is stored at the last event time t_ref (the part from events before t_ref, and the jump from the events exactly at
 t_ref) and advanced to any t > t_ref by the factor e^{-β(t − t_ref)}; appending an event multiplies by e^{-β Δt}
-and adds 1 at its node.
-One state vector is kept per decay that has been asked for (built by one pass over the history the first time).
+and adds 1 at its node. One state vector is kept per decay that has been asked for (built by one pass over the
+history the first time).
+
+These types live in the core (not in the cascade lab) so that a selector plugin imports only the core.
 """
 
 from __future__ import annotations
@@ -16,11 +20,11 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
-__all__ = ["CascadeError", "Event", "History", "NodeSpec", "as_node_specs"]
+__all__ = ["CascadeError", "Event", "History", "MemoryItem", "MemorySelector", "NodeSpec", "as_node_specs", "check_memory"]
 
 
 class CascadeError(ValueError):
@@ -282,3 +286,56 @@ class History:
     def before(self, t: float) -> int:
         """The number of events with τ_m < t (they are the prefix H_t)."""
         return int(np.searchsorted(self._t[: len(self.events)], float(t), side="left"))
+
+
+@dataclass(frozen=True)
+class MemoryItem:
+    """One remembered event: ``index`` into the history (0 is the seed), its ``node`` and its normalised ``weight``."""
+
+    index: int
+    node: int
+    weight: float
+
+    def to_record(self) -> dict[str, Any]:
+        return {"index": self.index, "node": self.node, "weight": self.weight}
+
+    @classmethod
+    def from_record(cls, rec: dict[str, Any]) -> MemoryItem:
+        return cls(int(rec["index"]), int(rec["node"]), float(rec["weight"]))
+
+
+def check_memory(items: Any, history: History, t_next: float, *, who: str = "memory selector") -> list[MemoryItem]:
+    """Validate a selector's answer (used by the loop on third-party selectors): MemoryItems whose indices point
+    at events before t_next, with finite non-negative weights summing to 1 (within 1e-6)."""
+    if items is None:
+        raise CascadeError(f"{who} returned None; return an empty list for an empty memory")
+    items = list(items)
+    for i, it in enumerate(items):
+        if not all(hasattr(it, a) for a in ("index", "node", "weight")):
+            raise CascadeError(f"{who} item {i} must have .index, .node and .weight, got {it!r}")
+        if not isinstance(it.index, (int, np.integer)) or isinstance(it.index, bool) or not 0 <= it.index < len(history):
+            raise CascadeError(f"{who} item {i} has index {it.index!r}, not an index into the history (0..{len(history) - 1})")
+        if int(it.node) != history[int(it.index)].node:
+            raise CascadeError(f"{who} item {i} says node {it.node!r} but event {it.index} is from node {history[int(it.index)].node}")
+        if history[int(it.index)].time >= t_next:
+            raise CascadeError(f"{who} item {i} points at event {it.index} at t={history[int(it.index)].time}, not before t_next={t_next}")
+        if not np.isfinite(it.weight) or it.weight < 0:
+            raise CascadeError(f"{who} item {i} has weight {it.weight!r}; weights must be finite and >= 0")
+    if items:
+        total = float(sum(it.weight for it in items))
+        if abs(total - 1.0) > 1e-6:
+            raise CascadeError(f"{who} weights sum to {total:.6g}; they must sum to 1 (normalise them)")
+    return [MemoryItem(int(it.index), int(it.node), float(it.weight)) for it in items]
+
+
+class MemorySelector:
+    """Optional base of a ``memory_selectors`` plugin: set ``name``, ``summary`` (and ``reference``), declare
+    parameters as dataclass fields, implement :meth:`select`. Any class with a ``select`` method is accepted."""
+
+    name: ClassVar[str] = "base"
+    summary: ClassVar[str] = ""
+    reference: ClassVar[str] = ""
+
+    def select(self, history: History, t_next: float, node_next: int, k: int, model: Any = None,
+               rng: Any = None) -> list[MemoryItem]:
+        raise NotImplementedError
