@@ -22,8 +22,8 @@ from uncertainty_lab.cascade.experiment import (
     run_experiment,
     run_seed,
 )
-from uncertainty_lab.contracts import MemoryItem
 from uncertainty_lab.cli import main
+from uncertainty_lab.contracts import MemoryItem
 from uncertainty_lab.datasets.news import NODES, load_news_cascade, news_cascade_path
 from uncertainty_lab.llm import CompletionCache, get_llm
 

@@ -8,8 +8,8 @@ from dataclasses import dataclass, field
 import pytest
 
 from uncertainty_lab import configfile
-from uncertainty_lab.cascade import experiment as cascade
 from uncertainty_lab.cascade import CascadeError
+from uncertainty_lab.cascade import experiment as cascade
 from uncertainty_lab.orchestration import experiment as orchestration
 from uncertainty_lab.search import experiment as search
 

@@ -62,10 +62,10 @@ from typing import Any
 import numpy as np
 
 from .. import configfile
+from ..contracts.memory import CascadeError, Event, NodeSpec
 from ..lab import save_outputs
 from .loop import CascadeResumeError, CascadeRun, simulate_cascade
 from .metrics import RunDiagnostics, curve_band, evaluate_run, interval, trend
-from ..contracts.memory import CascadeError, Event, NodeSpec
 from .prompt import build_prompt
 
 __all__ = [

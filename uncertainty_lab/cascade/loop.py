@@ -24,8 +24,8 @@ from typing import Any
 
 import numpy as np
 
-from ..journal import JournalWriter, drop_cut_tail, read_records
 from ..contracts.memory import CascadeError, Event, History, MemoryItem, NodeSpec, as_node_specs, check_memory
+from ..journal import JournalWriter, drop_cut_tail, read_records
 from .prompt import build_prompt, prompt_hash
 from .sampling import next_event
 

@@ -10,6 +10,7 @@
     fit = fit_hawkes(stream, beta_grid=[0.5, 1, 2, 4])
 """
 
+from ..table import Table
 from .diagnostics import (
     KSResult,
     ks_test,
@@ -24,7 +25,6 @@ from .fit import Candidate, FitResult, StdErr, fit_hawkes
 from .kernels import ExponentialKernel, PowerLawKernel, SumOfExponentialsKernel, as_kernel, sample_delays
 from .model import HawkesModel
 from .simulate import simulate
-from ..table import Table
 
 __all__ = [
     "Candidate",

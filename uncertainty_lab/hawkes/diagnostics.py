@@ -14,10 +14,10 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
+from ..table import Table
 from .errors import HawkesError
 from .events import EventStream
 from .model import HawkesModel
-from ..table import Table
 
 __all__ = [
     "KSResult",

@@ -23,12 +23,12 @@ import numpy as np
 from scipy.optimize import minimize
 from threadpoolctl import ThreadpoolController
 
+from ..table import Table
 from .errors import HawkesError, UnstableFitError
 from .events import EventStream
 from .excitation import event_features, total_integrals
 from .kernels import ExponentialKernel, as_kernel
 from .model import HawkesModel
-from ..table import Table
 
 __all__ = ["Candidate", "FitResult", "StdErr", "fit_hawkes"]
 

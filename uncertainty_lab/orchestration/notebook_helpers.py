@@ -26,9 +26,9 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ..table import Table
 from ..llm import Completion, LLMBackend
 from ..semantic import SampleSet
+from ..table import Table
 from .coordinator import ACCEPTANCE_CRITERIA, BenchmarkRun, Coordinator, QuestionRecord, Trace, policy_of
 from .policy import Decision, Policy, Signals, get_policy
 from .workers import WORKER_ROLES, Extraction, WorkerAnswer

@@ -30,8 +30,8 @@ from typing import Any
 
 import ipywidgets as widgets
 
-from ..table import Table
 from ..search import Episode, ExhaustionGate
+from ..table import Table
 
 __all__ = [
     "EpisodeStepper",

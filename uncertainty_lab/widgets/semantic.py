@@ -30,7 +30,6 @@ import ipywidgets as widgets
 import numpy as np
 
 from .. import registry
-from ..table import Table
 from ..parameters import parameters
 from ..semantic import (
     Clustering,
@@ -43,6 +42,7 @@ from ..semantic import (
     resolve_judge,
     sample_answers,
 )
+from ..table import Table
 from .hawkes import SliderRange
 from .picker import PluginPicker, plugin_picker
 
