@@ -464,3 +464,61 @@ def test_llm_judge_through_the_real_embedded_backend():
     again = AnswerGrader("llm", llm=llm, max_tokens=12).check("Canberra", ["Canberra"],
                                                               question="What is the capital of Australia?")
     assert again == res  # temperature 0, fixed seed, served from the per-test cache
+
+
+# --- statistics at their edges (hardening) ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("exact", [True, False])
+def test_mcnemar_with_no_discordant_pair_is_no_evidence(exact):
+    """statsmodels' corrected χ² divides by zero here and reported p = 0 ("significant"); there is no evidence."""
+    a = np.array([True, False, True, True, False])
+    pc = paired_comparison(a, a, exact=exact)
+    assert pc.p_value == 1.0
+    assert pc.verdict.startswith("no difference")
+
+
+def test_mcnemar_chi2_without_correction_when_discordant_counts_are_equal():
+    """b = c > 0: R's mcnemar.test applies no continuity correction (χ² = 0, p = 1); (|b−c|−1)²/(b+c) would give
+    χ² = 1/(b+c) > 0."""
+    a = np.array([True, True, True, False, False, False, True, False])
+    b = np.array([False, False, False, True, True, True, True, False])  # 3 only-A, 3 only-B
+    assert paired_comparison(a, b, exact=False).p_value == 1.0
+
+
+def test_mcnemar_chi2_matches_the_textbook_formula():
+    from scipy.stats import chi2
+
+    a = np.array([True] * 9 + [False] * 2 + [True] * 5 + [False] * 4)
+    b = np.array([False] * 9 + [True] * 2 + [True] * 5 + [False] * 4)  # b = 9, c = 2
+    assert paired_comparison(a, b, exact=False).p_value == pytest.approx(chi2.sf((9 - 2 - 1) ** 2 / 11, 1), rel=1e-12)
+
+
+@pytest.mark.parametrize("n_bins", range(1, 60))
+def test_a_confidence_on_a_bin_edge_goes_to_the_bin_it_opens(n_bins):
+    """Bins are [k/B, (k+1)/B): c = k/B belongs to bin k. ⌊c·B⌋ put 15/22 in bin 14 (15/22·22 = 14.999…)."""
+    for k in range(n_bins):
+        c = k / n_bins
+        bins = calibration_bins([c], [True], n_bins=n_bins)
+        assert bins.count[k] == 1, (k, n_bins, bins.count)
+
+
+def test_platt_on_separable_scores_does_not_claim_convergence():
+    scores = np.array([0.1, 0.2, 0.3, 0.7, 0.8, 0.9])
+    correct = np.array([False, False, False, True, True, True])
+    with pytest.warns(RuntimeWarning, match="separate right from wrong"):
+        cal = PlattCalibrator().fit(scores, correct)
+    assert cal.separable_ and not cal.converged_
+    smoothed = PlattCalibrator(platt_targets=True).fit(scores, correct)  # a finite optimum exists
+    assert smoothed.converged_ and not smoothed.separable_
+
+
+def test_platt_on_overlapping_scores_converges_without_warning():
+    import warnings
+
+    scores = np.array([0.1, 0.6, 0.3, 0.4, 0.8, 0.9])
+    correct = np.array([False, False, True, False, True, True])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        cal = PlattCalibrator().fit(scores, correct)
+    assert cal.converged_ and not cal.separable_

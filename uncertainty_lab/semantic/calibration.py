@@ -7,6 +7,7 @@ Same convention as :mod:`.evaluation`: ``confidence`` in [0, 1], higher = more l
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -52,14 +53,16 @@ class CalibrationBins:
 
 
 def calibration_bins(confidence, correct, *, n_bins: int = 10, strategy: str = "equal_width") -> CalibrationBins:
-    """Bin the answers by confidence. ``equal_width``: bin b = ⌊c·B⌋ (intervals [b/B, (b+1)/B), the last
-    closed). ``equal_mass``: the answer of rank r (by confidence) goes to bin ⌊r·B/n⌋, so bins differ in
+    """Bin the answers by confidence. ``equal_width``: bin b with b/B ≤ c < (b+1)/B (the last bin closed),
+    compared with the edges k/B themselves — ⌊c·B⌋ in floating point puts c = k/B one bin low for some B
+    (15/22 · 22 = 14.999…). ``equal_mass``: the answer of rank r (by confidence) goes to bin ⌊r·B/n⌋, so bins differ in
     size by at most one; tied confidences may straddle two bins."""
     c, y = _probabilities_and_labels(confidence, correct)
     if not isinstance(n_bins, int) or isinstance(n_bins, bool) or n_bins < 1:
         raise ValueError(f"n_bins must be a positive integer, got {n_bins!r}")
     if strategy == "equal_width":
-        which = np.minimum(np.floor(c * n_bins).astype(int), n_bins - 1)
+        edges = np.arange(n_bins + 1) / n_bins
+        which = np.clip(np.searchsorted(edges, c, side="right") - 1, 0, n_bins - 1)
     elif strategy == "equal_mass":
         which = np.empty(c.size, dtype=int)
         which[np.argsort(c, kind="stable")] = np.arange(c.size) * n_bins // c.size
@@ -181,7 +184,12 @@ class IsotonicCalibrator(_Calibrator):
 
 class PlattCalibrator(_Calibrator):
     """P(correct | s) = σ(a·s + b), a and b by maximum likelihood (scipy L-BFGS on the standardised
-    score). ``platt_targets=True`` uses Platt's smoothed targets (n₊+1)/(n₊+2) and 1/(n₋+2)."""
+    score). ``platt_targets=True`` uses Platt's smoothed targets (n₊+1)/(n₊+2) and 1/(n₋+2).
+
+    When a threshold on the score separates right from wrong answers (completely or with ties at the boundary)
+    and the targets are the 0/1 labels, no finite maximum-likelihood (a, b) exists: the slope grows without
+    bound. Then ``converged_`` is False, ``separable_`` True and a warning says to use ``platt_targets=True``
+    (whose smoothed targets always have a finite optimum) or more data."""
 
     def __init__(self, *, platt_targets: bool = False):
         self.platt_targets = platt_targets
@@ -205,7 +213,13 @@ class PlattCalibrator(_Calibrator):
 
         res = minimize(loss, np.zeros(2), jac=True, method="L-BFGS-B", options={"gtol": 1e-10, "maxiter": 1000})
         self.a_, self.b_ = float(res.x[0] / sd), float(res.x[1] - res.x[0] * mu / sd)
-        self.converged_ = bool(res.success)
+        right, wrong = s[y], s[~y]
+        self.separable_ = not self.platt_targets and (wrong.max() <= right.min() or right.max() <= wrong.min())
+        self.converged_ = bool(res.success) and not self.separable_
+        if self.separable_:
+            warnings.warn("PlattCalibrator: the scores separate right from wrong answers, so no finite maximum-"
+                          "likelihood fit exists (the slope diverges); the fitted (a, b) is where the optimiser "
+                          "stopped. Use platt_targets=True or more data.", RuntimeWarning, stacklevel=2)
         self._fitted = True
         return self
 

@@ -417,6 +417,23 @@ def newcombe_paired_ci(both: int, only_a: int, only_b: int, neither: int, *, lev
     return float(low), float(high)
 
 
+def _mcnemar_p(both: int, only_a: int, only_b: int, neither: int, *, exact: bool) -> float:
+    """McNemar's p-value on the discordant pairs b = ``only_a``, c = ``only_b``: exact binomial, or χ² =
+    (|b − c| − 1)² / (b + c) with 1 degree of freedom. With no discordant pair there is no evidence either way
+    (p = 1); with b = c the continuity correction is not applied (χ² = 0, p = 1), as R's ``mcnemar.test`` does —
+    statsmodels' corrected χ² divides by zero at b + c = 0 and gives χ² = 1/(b + c) > 0 at b = c."""
+    from scipy.stats import chi2
+    from statsmodels.stats.contingency_tables import mcnemar
+
+    if only_a + only_b == 0:
+        return 1.0
+    if exact:
+        return float(mcnemar([[both, only_a], [only_b, neither]], exact=True).pvalue)
+    if only_a == only_b:
+        return 1.0
+    return float(chi2.sf((abs(only_a - only_b) - 1) ** 2 / (only_a + only_b), df=1))
+
+
 def paired_comparison(correct_a, correct_b, *, names: tuple[str, str] = ("A", "B"), level: float = 0.95,
                       exact: bool = True, ci: str = "newcombe", n_boot: int = 2000,
                       seed: int | np.random.Generator = 0) -> PairedComparison:
@@ -424,8 +441,6 @@ def paired_comparison(correct_a, correct_b, *, names: tuple[str, str] = ("A", "B
     closed form, or ``"bootstrap"``: paired percentile bootstrap with ``n_boot`` and ``seed``), McNemar's
     test (exact binomial on the discordant pairs, or χ² with continuity correction when ``exact=False``)
     and a plain-language verdict on whether the difference is real at ``level``."""
-    from statsmodels.stats.contingency_tables import mcnemar
-
     a = as_labels(correct_a, "correct_a")
     b = as_labels(correct_b, "correct_b")
     if a.ndim != 1 or b.ndim != 1:
@@ -439,8 +454,7 @@ def paired_comparison(correct_a, correct_b, *, names: tuple[str, str] = ("A", "B
     both, neither = int((a & b).sum()), int((~a & ~b).sum())
     diff = (only_a - only_b) / n
     se = float(np.sqrt(max((only_a + only_b) / n - diff**2, 0.0) / n))
-    res = mcnemar([[both, only_a], [only_b, neither]], exact=exact, correction=True)
-    p = float(res.pvalue)
+    p = _mcnemar_p(both, only_a, only_b, neither, exact=exact)
     if ci == "newcombe":
         lo, hi = newcombe_paired_ci(both, only_a, only_b, neither, level=level)
     elif ci == "bootstrap":
