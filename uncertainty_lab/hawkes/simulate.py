@@ -17,10 +17,11 @@ from typing import Any
 import numpy as np
 
 from .errors import HawkesError, UnstableModelError
-from .events import EventStream, _tie_pairs
+from .events import EventStream
 from .excitation import _components, excitation
 from .history import as_history, as_rng
 from .kernels import sample_delays
+from .validation import tie_pairs
 
 __all__ = ["exponential_decays", "next_event", "next_event_from_state", "simulate"]
 
@@ -323,7 +324,7 @@ def _check_bounds(model, T, max_events, allow_unstable, method):
 
 def _untie(t: np.ndarray, n: np.ndarray) -> np.ndarray:
     """Nudge the (probability-zero) events that share a time at the same node to the next float."""
-    while (pair := _tie_pairs(t, n)) is not None:
+    while (pair := tie_pairs(t, n)) is not None:
         t[pair[1]] = np.nextafter(t[pair[1]], np.inf)
         order = np.argsort(t, kind="stable")
         t[:], n[:] = t[order], n[order]
