@@ -25,11 +25,12 @@ from __future__ import annotations
 import html
 import io
 import math
-from dataclasses import dataclass
 from typing import Any
 
 import ipywidgets as widgets
 import numpy as np
+
+from .controls import SliderRange
 
 __all__ = [
     "MAX_EVENTS",
@@ -45,27 +46,6 @@ __all__ = [
 
 #: the most events one drawing simulates: an explosive setting stops here instead of running for ever
 MAX_EVENTS = 5000
-
-
-@dataclass(frozen=True)
-class SliderRange:
-    """One slider's range: ``min``, ``max``, ``step`` and the starting ``value`` (``mid`` lies on the grid)."""
-
-    min: float
-    max: float
-    step: float
-    value: float
-
-    @property
-    def mid(self) -> float:
-        return (self.min + self.max) / 2
-
-    def check(self, name: str, value: Any, kind: type = float) -> None:
-        """A ValueError naming ``name`` unless ``value`` is a number (an integer when ``kind`` is int) in range."""
-        ok = isinstance(value, (int, float)) and not isinstance(value, bool) and (kind is float or float(value).is_integer())
-        if not ok or not self.min <= value <= self.max:
-            raise ValueError(f"{name} must be {'an integer' if kind is int else 'a number'} in "
-                             f"[{self.min:g}, {self.max:g}], got {value!r}")
 
 
 #: the explorer's slider ranges; α at its top with β at its bottom is deliberately explosive (n = 20)
@@ -234,9 +214,9 @@ class UnivariateExplorer(widgets.VBox):
         self.T, self.max_events, self.dpi = float(T), int(max_events), int(dpi)
         self.sliders: dict[str, widgets.FloatSlider] = {}
         for name, r in RANGES.items():
-            value = float(values.get(name, r.value))
-            if not r.min <= value <= r.max:
-                raise ValueError(f"{name}={value} is outside the slider range [{r.min}, {r.max}]")
+            value = values.get(name, r.value)
+            r.check(name, value)
+            value = float(value)
             self.sliders[name] = widgets.FloatSlider(
                 value=value, min=r.min, max=r.max, step=r.step, description=_SYMBOL[name],
                 continuous_update=False, readout_format=".2f",
