@@ -25,14 +25,15 @@ __all__ = ["as_generator", "has_fast_path", "next_event"]
 
 
 def has_fast_path(model) -> bool:
-    """True when the kernel is a sum of exponentials with a non-increasing shape (the O(N) thinning applies)."""
+    """True when the Hawkes model's kernel is a non-increasing sum of exponentials (the O(N) thinning applies)."""
     return exponential_decays(model) is not None
 
 
 def next_event(model, history: History, rng: np.random.Generator, *, now: float | None = None,
                horizon: float | None = None, fast: bool = True) -> tuple[float, int] | None:
-    """The next event (τ, n) after ``now`` (default: the last event time) given ``history``, or None when no
-    event comes before ``horizon`` (or ever, when the intensity has died out).
+    """The next event (τ, n) of the Hawkes ``model`` (a :class:`~uncertainty_lab.hawkes.HawkesModel`) after
+    ``now`` (default: the last event time) given ``history``, or None when no event comes before ``horizon``
+    (or ever, when the intensity has died out).
 
     ``fast=True`` uses the O(N) thinning from the history's exponential state when the kernel allows it;
     otherwise (or with ``fast=False``) it calls ``model.sample_next`` on the history's arrays.

@@ -1,4 +1,4 @@
-"""What a model conditions on and draws with: a history as (times, nodes, start_time), a seed as a Generator.
+"""What a Hawkes model conditions on and draws with: a history as (times, nodes, start_time), a seed as a Generator.
 
 Shared by the model (intensity, compensator) and the simulators, below both so neither imports the other.
 """

@@ -1,6 +1,6 @@
 """Notebook 03's judges and metrics by name, and small tables (no pandas) of what they say.
 
-- :func:`make_judge` / :func:`make_metrics` — judges and metrics by name, with the running model handed to
+- :func:`make_judge` / :func:`make_metrics` — judges and metrics by name, with the running language model handed to
   the plugins that call one (``llm_entailment``, ``verbalized_confidence``);
 - :func:`samples_table`, :func:`metrics_table`, :func:`compare_metrics` — samples with their meaning classes,
   metric results, and many metrics over many sample sets, values rounded to :data:`DECIMALS`.
