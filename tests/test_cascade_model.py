@@ -132,6 +132,21 @@ def test_fast_next_event_draws_what_sample_next_draws(model):
             model.sample_next((h.times.copy(), h.nodes.copy()), h.last_time, np.random.default_rng(i), horizon=hz) is None)
 
 
+@pytest.mark.parametrize("model", _models(), ids=["exponential", "sum_of_exponentials"])
+def test_cascade_draws_with_the_hawkes_sampler(model):
+    """The cascade's draw is the Hawkes engine's next_event_from_state on the history's state: the same event
+    for the same generator, and the generator left in the same place."""
+    from uncertainty_lab.hawkes.simulate import exponential_decays, next_event_from_state
+
+    h = History(3, [Event(0.0, 0, "seed"), Event(0.4, 2, "x"), Event(1.1, 1, "y")])
+    for i in range(50):
+        a, b = np.random.default_rng(i), np.random.default_rng(i)
+        state = np.stack([h.excitation(h.last_time, d, right=True) for d in exponential_decays(model)])
+        assert next_event(model, h, a) == next_event_from_state(model, state, h.last_time, b)
+        assert a.random() == b.random()
+        h.append(Event(*next_event(model, h, np.random.default_rng(1000 + i)), ""))
+
+
 def test_next_event_falls_back_for_other_kernels_and_dies_out():
     pl = HawkesModel([0.3, 0.2], [[0.1, 0.1], [0.1, 0.1]], "power_law")
     assert not has_fast_path(pl)

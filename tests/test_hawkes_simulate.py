@@ -16,6 +16,7 @@ from uncertainty_lab.hawkes import (
     UnstableModelError,
     simulate,
 )
+from uncertainty_lab.hawkes.simulate import exponential_decays, next_event_from_state
 
 MODEL = HawkesModel.exponential([0.3, 0.2, 0.25], [[0.8, 0.6, 0.0], [0.2, 0.6, 0.6], [0.6, 0.0, 0.6]], beta=2.0)
 
@@ -129,6 +130,38 @@ def test_sample_next_edges():
         MODEL.sample_next(([0.5, 1.0], [0, 2]), now=0.7, rng=0)
     with pytest.raises(HawkesError, match="seed/rng must be"):
         MODEL.sample_next(None, 0.0, rng="abc")
+
+
+def _state(stream, now, decays):
+    """state[k, j] = Σ_{τ_l ≤ now, n_l = j} e^{-β_k (now − τ_l)}, summed directly."""
+    w = np.exp(-np.outer(decays, now - stream.times))
+    return np.stack([np.bincount(stream.nodes, weights=row, minlength=stream.n_nodes) for row in w])
+
+
+@pytest.mark.parametrize("model", [MODEL, HawkesModel([0.5, 0.3], [[0.3, 0.2], [0.1, 0.3]],
+                                                      SumOfExponentialsKernel(decays="0.5, 5"))])
+def test_next_event_from_state_draws_what_sample_next_draws(model):
+    """From the per-node state the sampler draws the event sample_next draws from the events, for the same
+    generator, and leaves the generator where sample_next leaves it (one batch of draws)."""
+    history = simulate(model, T=30.0, seed=3)
+    decays = exponential_decays(model)
+    for k in range(30):
+        now = history.end_time + 0.1 * k
+        a, b = np.random.default_rng(k), np.random.default_rng(k)
+        got = next_event_from_state(model, _state(history, now, decays), now, a)
+        want = model.sample_next(history, now, b)
+        assert got[1] == want[1] and got[0] == pytest.approx(want[0], rel=1e-12)
+        assert a.random() == b.random()
+    state = _state(history, history.end_time, decays)
+    assert next_event_from_state(model, state, history.end_time, 0, horizon=history.end_time + 1e-9) is None
+
+
+def test_next_event_from_state_errors():
+    assert exponential_decays(HawkesModel([0.5], [[0.5]], PowerLawKernel(c=0.5, theta=1.5))) is None
+    with pytest.raises(HawkesError, match="sum-of-exponentials kernel.*use next_event"):
+        next_event_from_state(HawkesModel([0.5], [[0.5]], PowerLawKernel(c=0.5, theta=1.5)), [[0.0]], 0.0, 0)
+    with pytest.raises(HawkesError, match=r"shape \(1, 3\), got \(3,\)"):
+        next_event_from_state(MODEL, np.zeros(3), 0.0, 0)
 
 
 def test_unstable_models_are_refused_unless_capped():

@@ -300,3 +300,23 @@ def test_metric_judge_parameter_takes_a_name_or_an_instance():
     assert by_name.score(texts).uncertainty == by_instance.score(texts).uncertainty
     with pytest.raises(registry.UnknownPluginError):
         registry.create("metrics", "discrete_semantic_entropy", judge="nope")
+
+
+def test_pyproject_entry_points_name_the_judge_classes():
+    """Each ``equivalence_judges`` entry point in pyproject.toml (the source of the installed metadata) imports
+    the judge class of that name from its module, and the old ``semantic.judges`` path still gives the same
+    class (an older install's metadata points there)."""
+    import importlib
+    import tomllib
+    from pathlib import Path
+
+    from uncertainty_lab.semantic import judges
+
+    project = tomllib.loads((Path(__file__).resolve().parents[1] / "pyproject.toml").read_text(encoding="utf-8"))
+    table = project["project"]["entry-points"]["uncertainty_lab.equivalence_judges"]
+    assert JUDGES <= set(table)
+    for name in JUDGES:
+        module, _, attr = table[name].partition(":")
+        cls = getattr(importlib.import_module(module), attr)
+        assert cls.name == name and getattr(judges, attr) is cls
+    assert table["llm_entailment"].startswith("uncertainty_lab.semantic.judges_nli:")

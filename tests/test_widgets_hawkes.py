@@ -219,8 +219,24 @@ def test_explorer_starting_values_are_checked():
     w = univariate_explorer(T=20, alpha=1.5, beta=1.0)
     assert w.values == {"mu": RANGES["mu"].value, "alpha": 1.5, "beta": 1.0}
     assert w.summary["label"] == "explosive"
-    with pytest.raises(ValueError, match="alpha"):
+    with pytest.raises(ValueError, match=r"alpha must be a number in \[0, 4\], got 99.0"):
         univariate_explorer(alpha=99.0)
+    with pytest.raises(ValueError, match="mu must be a number"):
+        univariate_explorer(mu="fast")
     with pytest.raises(ValueError, match="gamma"):
         univariate_explorer(gamma=1.0)
     plt.close("all")
+
+
+def test_slider_range_check_and_its_old_import_path():
+    from uncertainty_lab.widgets.controls import SliderRange
+    from uncertainty_lab.widgets.hawkes import SliderRange as OldPath
+
+    assert OldPath is SliderRange  # other widget modules import it from widgets.hawkes
+    r = SliderRange(1, 7, 1, 3)
+    assert r.mid == 4
+    r.check("k", 7, int)
+    r.check("k", 2.0, int)
+    for bad in (8, 0.5, 2.5, True, "3", None):
+        with pytest.raises(ValueError, match=r"k must be an integer in \[1, 7\]"):
+            r.check("k", bad, int)

@@ -22,16 +22,17 @@ from uncertainty_lab.datasets.qa import QAItem  # noqa: E402
 from uncertainty_lab.llm import get_llm  # noqa: E402
 from uncertainty_lab.semantic import cluster, entropy_of_partition  # noqa: E402
 from uncertainty_lab.widgets import PlaygroundResult, SemanticPlayground, run_playground, semantic_playground  # noqa: E402
-from uncertainty_lab.widgets.semantic import (  # noqa: E402
-    DEFAULT_METRICS,
-    MODEL_CALLING_METRICS,
-    OFFLINE_JUDGES,
-    RANGES,
+from uncertainty_lab.widgets.semantic import DEFAULT_METRICS, RANGES  # noqa: E402
+from uncertainty_lab.widgets.semantic_analysis import (  # noqa: E402
     auroc_table,
     calibration_run,
-    compare_metrics,
     draw_entropy_range,
     entropy_range_table,
+)
+from uncertainty_lab.widgets.semantic_metrics import (  # noqa: E402
+    MODEL_CALLING_METRICS,
+    OFFLINE_JUDGES,
+    compare_metrics,
     make_judge,
     make_metrics,
     metrics_table,
@@ -222,8 +223,10 @@ def test_widget_builds_with_controls_from_ranges(llm):
     assert tuple(w.metrics.value) == DEFAULT_METRICS
     v = w.values
     assert v["n"] == 2 and v["judge"] == "embedding" and v["judge_params"]["threshold"] == 0.85
-    with pytest.raises(ValueError, match="temperature"):
+    with pytest.raises(ValueError, match=r"temperature must be a number in \[0, 2\], got 3.0"):
         semantic_playground(llm, temperature=3.0)
+    with pytest.raises(ValueError, match=r"n must be an integer in \[2, 10\], got 2.5"):
+        semantic_playground(llm, n=2.5)  # an n slider holds integers: 2.5 is refused, not truncated
     with pytest.raises(ValueError, match="unknown control"):
         semantic_playground(llm, colour="red")
 
@@ -353,3 +356,13 @@ def test_calibration_run_and_auroc_table():
         calibration_run(llm, items, ["discrete_semantic_entropy"], n=1)
     with pytest.raises(ValueError, match="items"):
         calibration_run(llm, [], ["discrete_semantic_entropy"])
+
+
+def test_moved_helpers_stay_importable_from_widgets_semantic():
+    """The helpers that moved to semantic_metrics and semantic_analysis keep their old import path until 0.3."""
+    from uncertainty_lab.widgets import semantic, semantic_analysis, semantic_metrics
+
+    for module in (semantic_metrics, semantic_analysis):
+        for name in module.__all__:
+            if name != "rounded":
+                assert getattr(semantic, name) is getattr(module, name), name

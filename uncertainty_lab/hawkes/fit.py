@@ -338,6 +338,74 @@ def _blas_controller() -> ThreadpoolController:
     return ThreadpoolController()
 
 
+def _check_fit_args(stream: Any, penalty: str, eta: Any) -> float:
+    """The training stream, the penalty and its strength η checked; η as a float."""
+    if not isinstance(stream, EventStream):
+        raise HawkesError(
+            f"stream must be an EventStream, got {type(stream).__name__}; build one with "
+            "EventStream.from_arrays(times, nodes)"
+        )
+    if stream.duration <= 0:
+        raise HawkesError(f"stream has an empty window [{stream.start_time}, {stream.end_time}]; pass end_time > start_time")
+    if penalty not in PENALTIES:
+        raise HawkesError(f"penalty must be one of {list(PENALTIES)}, got {penalty!r}")
+    try:
+        eta = float(eta)
+    except (TypeError, ValueError):
+        raise HawkesError(f"eta must be a number >= 0, got {eta!r}") from None
+    if not (math.isfinite(eta) and eta >= 0):
+        raise HawkesError(f"eta must be a finite number >= 0, got {eta!r}")
+    if penalty == "none" and eta != 0:
+        raise HawkesError(f"eta={eta} has no effect with penalty='none'; pass penalty='l1' or 'l2'")
+    return eta
+
+
+def _validation_history(stream: EventStream, validation: Any) -> EventStream | None:
+    """What the held-out likelihood is conditioned on: the training stream when ``validation`` starts at or
+    after its end (a later window), None for an independent realisation from 0 (or no validation)."""
+    if validation is None:
+        return None
+    if not isinstance(validation, EventStream):
+        raise HawkesError(f"validation must be an EventStream, got {type(validation).__name__}")
+    if validation.n_nodes != stream.n_nodes:
+        raise HawkesError(f"validation has n_nodes={validation.n_nodes}, stream has {stream.n_nodes}")
+    if validation.start_time <= 0:
+        return None
+    if validation.start_time < stream.end_time:
+        raise HawkesError(
+            f"validation starts at {validation.start_time}, inside the training window ending at "
+            f"{stream.end_time}; use a later window (EventStream.split) or an independent stream from 0"
+        )
+    return stream
+
+
+def _candidate_table(candidates: list[Candidate], best: Candidate | None, penalty: str, eta: float, *,
+                     validated: bool) -> Table:
+    """One row per candidate: its β (or kernel), log-likelihoods, ρ(G), stability, convergence, selection."""
+    rows = []
+    for c in candidates:
+        row = {
+            "beta": getattr(c.kernel, "beta", float("nan")),
+            "kernel": repr(c.kernel),
+            "loglik": c.log_likelihood,
+            "rho": c.rho,
+            "stable": c.stable,
+            "converged": c.converged,
+        }
+        if penalty != "none":
+            row["penalized"] = c.penalized
+        if validated:
+            row["val_loglik"] = c.validation_log_likelihood
+        row["selected"] = c is best
+        rows.append(row)
+    columns = list(rows[0])
+    if all(isinstance(c.kernel, ExponentialKernel) for c in candidates):
+        columns.remove("kernel")
+    else:
+        columns.remove("beta")
+    return Table(rows, columns, title=f"fit_hawkes candidates (penalty={penalty}, eta={eta:g})")
+
+
 def fit_hawkes(
     stream: EventStream,
     kernel: Any = "exponential",
@@ -367,36 +435,8 @@ def fit_hawkes(
     Raises :class:`UnstableFitError` (carrying the table) when no candidate is stable.
     """
     started = time.perf_counter()
-    if not isinstance(stream, EventStream):
-        raise HawkesError(
-            f"stream must be an EventStream, got {type(stream).__name__}; build one with "
-            "EventStream.from_arrays(times, nodes)"
-        )
-    if stream.duration <= 0:
-        raise HawkesError(f"stream has an empty window [{stream.start_time}, {stream.end_time}]; pass end_time > start_time")
-    if penalty not in PENALTIES:
-        raise HawkesError(f"penalty must be one of {list(PENALTIES)}, got {penalty!r}")
-    try:
-        eta = float(eta)
-    except (TypeError, ValueError):
-        raise HawkesError(f"eta must be a number >= 0, got {eta!r}") from None
-    if not (math.isfinite(eta) and eta >= 0):
-        raise HawkesError(f"eta must be a finite number >= 0, got {eta!r}")
-    if penalty == "none" and eta != 0:
-        raise HawkesError(f"eta={eta} has no effect with penalty='none'; pass penalty='l1' or 'l2'")
-    history = None
-    if validation is not None:
-        if not isinstance(validation, EventStream):
-            raise HawkesError(f"validation must be an EventStream, got {type(validation).__name__}")
-        if validation.n_nodes != stream.n_nodes:
-            raise HawkesError(f"validation has n_nodes={validation.n_nodes}, stream has {stream.n_nodes}")
-        if validation.start_time > 0:
-            if validation.start_time < stream.end_time:
-                raise HawkesError(
-                    f"validation starts at {validation.start_time}, inside the training window ending at "
-                    f"{stream.end_time}; use a later window (EventStream.split) or an independent stream from 0"
-                )
-            history = stream
+    eta = _check_fit_args(stream, penalty, eta)
+    history = _validation_history(stream, validation)
     kernels = _candidates(kernel, beta, beta_grid, dict(kernel_params or {}), stream)
 
     candidates = []
@@ -412,28 +452,7 @@ def fit_hawkes(
     key = "validation_log_likelihood" if validation is not None else "log_likelihood"
     stable = [c for c in candidates if c.stable]
     best = max(stable, key=lambda c: getattr(c, key)) if stable else None
-    rows = []
-    for c in candidates:
-        row = {
-            "beta": getattr(c.kernel, "beta", float("nan")),
-            "kernel": repr(c.kernel),
-            "loglik": c.log_likelihood,
-            "rho": c.rho,
-            "stable": c.stable,
-            "converged": c.converged,
-        }
-        if penalty != "none":
-            row["penalized"] = c.penalized
-        if validation is not None:
-            row["val_loglik"] = c.validation_log_likelihood
-        row["selected"] = c is best
-        rows.append(row)
-    columns = list(rows[0])
-    if all(isinstance(c.kernel, ExponentialKernel) for c in candidates):
-        columns.remove("kernel")
-    else:
-        columns.remove("beta")
-    table = Table(rows, columns, title=f"fit_hawkes candidates (penalty={penalty}, eta={eta:g})")
+    table = _candidate_table(candidates, best, penalty, eta, validated=validation is not None)
     if best is None:
         raise UnstableFitError(
             f"no stable fit: every candidate has ρ(G) >= 1 (ρ = {[round(c.rho, 4) for c in candidates]}); "

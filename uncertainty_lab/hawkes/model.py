@@ -14,40 +14,11 @@ import numpy as np
 from .errors import HawkesError, UnstableModelError
 from .events import EventStream
 from .excitation import event_features, excitation, integrated_excitation, total_integrals
+from .history import as_history, as_rng
 from .kernels import as_kernel
+from .simulate import next_event, simulate
 
 __all__ = ["HawkesModel", "as_history"]
-
-
-def _rng(seed: Any) -> np.random.Generator:
-    if isinstance(seed, np.random.Generator):
-        return seed
-    if seed is None or isinstance(seed, (int, np.integer, np.random.SeedSequence)):
-        return np.random.default_rng(seed)
-    raise HawkesError(f"seed/rng must be an int, a numpy Generator or None, got {type(seed).__name__}")
-
-
-def as_history(history: Any, n_nodes: int, name: str = "history") -> tuple[np.ndarray, np.ndarray, float]:
-    """(times, nodes, start_time) from an EventStream, a (times, nodes) pair or None (no events)."""
-    if history is None:
-        return np.zeros(0), np.zeros(0, dtype=np.int64), 0.0
-    if isinstance(history, EventStream):
-        if history.n_nodes != n_nodes:
-            raise HawkesError(
-                f"{name} has n_nodes={history.n_nodes} but the model has {n_nodes} nodes; "
-                "use a model and a stream over the same nodes"
-            )
-        return history.times, history.nodes, history.start_time
-    try:
-        times, nodes = history
-    except (TypeError, ValueError):
-        raise HawkesError(
-            f"{name} must be an EventStream, a (times, nodes) pair or None, got {type(history).__name__}"
-        ) from None
-    times = np.asarray(times, dtype=float)
-    end = float(times.max()) if times.size and np.all(np.isfinite(times)) else 0.0
-    stream = EventStream(times, nodes, n_nodes, end)
-    return stream.times, stream.nodes, 0.0
 
 
 def _check_params(mu: Any, alpha: Any) -> tuple[np.ndarray, np.ndarray]:
@@ -234,14 +205,10 @@ class HawkesModel:
         ``now`` defaults to the history's end (its last event for a pair). Returns None when no event
         comes before ``horizon`` (or ever, when the intensity has died out). ``rng``: seed or Generator.
         """
-        from .simulate import next_event
-
-        return next_event(self, history, now, _rng(rng), horizon)
+        return next_event(self, history, now, as_rng(rng), horizon)
 
     def simulate(self, T: float | None = None, max_events: int | None = None, seed: Any = None, **kwargs: Any):
         """Shortcut for :func:`uncertainty_lab.hawkes.simulate`."""
-        from .simulate import simulate
-
         return simulate(self, T=T, max_events=max_events, seed=seed, **kwargs)
 
     def __repr__(self) -> str:

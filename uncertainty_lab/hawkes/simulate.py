@@ -17,13 +17,15 @@ from typing import Any
 import numpy as np
 
 from .errors import HawkesError, UnstableModelError
-from .events import EventStream, _tie_pairs
+from .events import EventStream
 from .excitation import _components, excitation
+from .history import as_history, as_rng
 from .kernels import sample_delays
-from .model import HawkesModel, _rng, as_history
+from .validation import tie_pairs
 
-__all__ = ["next_event", "simulate"]
+__all__ = ["exponential_decays", "next_event", "next_event_from_state", "simulate"]
 
+#: draws are taken from the generator in batches: this many standard exponentials, then this many uniforms
 _BATCH = 4096
 #: thinning with one decay runs on Python floats up to this many nodes: 7x numpy's speed at N <= 10, 2x at 64,
 #: even at 128; numpy wins from ~150 nodes (benchmarks/RESULTS.md)
@@ -45,7 +47,7 @@ class _Draws:
         return self._e.pop(), self._u.pop()
 
 
-def _check_thinnable(model: HawkesModel) -> None:
+def _check_thinnable(model: Any) -> None:
     if not getattr(model.kernel, "decreasing", False):
         raise HawkesError(
             f"thinning needs a non-increasing kernel (so the current intensity bounds the future one), and "
@@ -54,19 +56,37 @@ def _check_thinnable(model: HawkesModel) -> None:
         )
 
 
+def _excitation_at(weights: np.ndarray, state: np.ndarray, alpha: np.ndarray) -> np.ndarray:
+    """E[k, i] = w_k Σ_j state[k, j] α_{j,i}: the per-target excitation per decay from the per-source state."""
+    exc = np.zeros((weights.size, alpha.shape[1]))
+    for k, w in enumerate(weights):
+        exc[k] = w * (state[k] @ alpha)
+    return exc
+
+
 def _thin_exponential(model, times, nodes, s, end, max_events, draws):
-    """Ogata thinning for s(u) = Σ_k w_k e^{-β_k u}: the total intensity is tracked as scalars per decay,
-    the per-node vector only at accepted proposals (O(N·K) per event, O(K) per proposal)."""
+    """Ogata thinning for s(u) = Σ_k w_k e^{-β_k u} from a history: its per-decay state at s⁺, then
+    :func:`_thin_scalar` (one decay, a few nodes) or :func:`_thin_from_excitation`."""
+    weights, decays = _components(model.kernel)
+    n_nodes = model.n_nodes
+    state = np.zeros((decays.size, n_nodes))
+    if times.size:
+        for k, d in enumerate(decays):
+            state[k] = excitation(_Single(d), times, nodes, n_nodes, [s], right=True)[0]
+    exc = _excitation_at(weights, state, model.alpha)
+    if decays.size == 1 and n_nodes <= _SCALAR_NODES:
+        return _thin_scalar(model.mu, weights[0] * model.alpha, float(decays[0]), exc[0], s, end, max_events, draws)
+    return _thin_from_excitation(model, exc, s, end, max_events, draws)
+
+
+def _thin_from_excitation(model, exc, s, end, max_events, draws):
+    """Ogata thinning for a sum of exponentials from ``exc`` (the per-decay, per-target excitation at s⁺): the
+    total intensity is tracked as scalars per decay, the per-node vector only at accepted proposals (O(N·K) per
+    event, O(K) per proposal)."""
     weights, decays = _components(model.kernel)
     mu, alpha = model.mu, model.alpha
     n_nodes = model.n_nodes
-    # E[k] = w_k Σ_{τ_l ≤ s} α_{n_l, ·} e^{-β_k (s − τ_l)}: per-target excitation at s⁺, per decay
-    exc = np.zeros((decays.size, n_nodes))
-    for k, d in enumerate(decays):
-        if times.size:
-            exc[k] = weights[k] * (excitation(_Single(d), times, nodes, n_nodes, [s], right=True)[0] @ alpha)
-    if decays.size == 1 and n_nodes <= _SCALAR_NODES:
-        return _thin_scalar(mu, weights[0] * alpha, float(decays[0]), exc[0], s, end, max_events, draws)
+    exc = np.array(exc, dtype=float)
     mu_total = float(mu.sum())
     tot_k = exc.sum(axis=1).tolist()
     dec = decays.tolist()
@@ -205,7 +225,7 @@ def _thin(model, times, nodes, s, end, max_events, rng):
     return _thin_general(model, times, nodes, s, end, max_events, draws)
 
 
-def next_event(model: HawkesModel, history: Any, now: float | None, rng: np.random.Generator,
+def next_event(model: Any, history: Any, now: float | None, rng: np.random.Generator,
                horizon: float | None = None) -> tuple[float, int] | None:
     """The next (time, node) after ``now`` given ``history`` (see :meth:`HawkesModel.sample_next`)."""
     times, nodes, _ = as_history(history, model.n_nodes)
@@ -225,6 +245,51 @@ def next_event(model: HawkesModel, history: Any, now: float | None, rng: np.rand
     end = math.inf if horizon is None else float(horizon)
     t, n = _thin(model, times, nodes, now, end, 1, rng)
     return (t[0], n[0]) if t else None
+
+
+def exponential_decays(model: Any) -> np.ndarray | None:
+    """The decays β_k of the model's kernel when it is a non-increasing sum of exponentials Σ_k w_k e^{-β_k u}
+    (one row of state per decay for :func:`next_event_from_state`), else None."""
+    comp = _components(model.kernel)
+    if comp is None or not getattr(model.kernel, "decreasing", False):
+        return None
+    return comp[1]
+
+
+def next_event_from_state(model: Any, state: Any, now: float, rng: Any,
+                          horizon: float | None = None) -> tuple[float, int] | None:
+    """The next (time, node) after ``now`` from the history's per-node state, in O(N·K) however long it is:
+    state[k, j] = Σ_{τ_l ≤ now, n_l = j} e^{-β_k (now − τ_l)} for each decay β_k of :func:`exponential_decays`.
+
+    The same Ogata thinning and the same use of the generator as :func:`next_event` (batches of ``_BATCH``
+    standard exponentials, then as many uniforms), so a caller that keeps the state incrementally (the cascade's
+    history) draws what the engine draws. None when no event comes before ``horizon`` (or ever)."""
+    decays = exponential_decays(model)
+    if decays is None:
+        _check_thinnable(model)
+        raise HawkesError(
+            f"next_event_from_state needs a sum-of-exponentials kernel, got {type(model.kernel).__name__}; "
+            "use next_event (it works from the history's events)"
+        )
+    state = np.asarray(state, dtype=float)
+    if state.shape != (decays.size, model.n_nodes):
+        raise HawkesError(
+            f"state must have one row per decay and one column per node, shape ({decays.size}, {model.n_nodes}), "
+            f"got {state.shape}"
+        )
+    weights, _ = _components(model.kernel)
+    end = math.inf if horizon is None else float(horizon)
+    exc = _excitation_at(weights, state, model.alpha)
+    t, n = _thin_from_excitation(model, exc, float(now), end, 1, _Draws(as_rng(rng)))
+    return (t[0], n[0]) if t else None
+
+
+def _check_model(model: Any) -> None:
+    """A Hawkes model by what simulation uses (μ, α, its kernel and ρ(G)); checked by shape, not by class, so
+    this module does not import the model, whose ``simulate`` and ``sample_next`` call it."""
+    needs = ("mu", "alpha", "kernel", "n_nodes", "spectral_radius", "branching_matrix")
+    if not all(hasattr(model, name) for name in needs):
+        raise HawkesError(f"model must be a HawkesModel, got {type(model).__name__}")
 
 
 def _check_bounds(model, T, max_events, allow_unstable, method):
@@ -259,7 +324,7 @@ def _check_bounds(model, T, max_events, allow_unstable, method):
 
 def _untie(t: np.ndarray, n: np.ndarray) -> np.ndarray:
     """Nudge the (probability-zero) events that share a time at the same node to the next float."""
-    while (pair := _tie_pairs(t, n)) is not None:
+    while (pair := tie_pairs(t, n)) is not None:
         t[pair[1]] = np.nextafter(t[pair[1]], np.inf)
         order = np.argsort(t, kind="stable")
         t[:], n[:] = t[order], n[order]
@@ -312,7 +377,7 @@ def _branching(model, T, max_events, rng):
 
 
 def simulate(
-    model: HawkesModel,
+    model: Any,
     T: float | None = None,
     max_events: int | None = None,
     seed: Any = None,
@@ -330,10 +395,9 @@ def simulate(
     An unstable model (ρ(G) ≥ 1) is refused unless ``allow_unstable=True`` and ``max_events`` is given.
     When ``max_events`` stops the run before T, the stream's end_time is its last event time.
     """
-    if not isinstance(model, HawkesModel):
-        raise HawkesError(f"model must be a HawkesModel, got {type(model).__name__}")
+    _check_model(model)
     T, max_events = _check_bounds(model, T, max_events, allow_unstable, method)
-    rng = _rng(seed)
+    rng = as_rng(seed)
     if method == "thinning":
         empty = np.zeros(0)
         t_list, n_list = _thin(model, empty, empty.astype(np.int64), 0.0,

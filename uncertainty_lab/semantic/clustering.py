@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from .judges import Judgement, resolve_judge
+from .judges_base import Judgement, resolve_judge
 
 __all__ = [
     "METHODS",

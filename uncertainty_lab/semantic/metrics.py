@@ -25,7 +25,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from .judges import resolve_judge
+from .judges_base import resolve_judge
 from .samples import SampleSet, as_sample_set
 
 __all__ = ["JudgedMetric", "Metric", "MetricResult", "score_all"]

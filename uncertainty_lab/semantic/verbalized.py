@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from .judges import resolve_llm
+from .judges_base import resolve_llm
 from .metrics import Metric, MetricResult
 from .samples import SampleSet
 

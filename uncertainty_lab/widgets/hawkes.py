@@ -25,11 +25,12 @@ from __future__ import annotations
 import html
 import io
 import math
-from dataclasses import dataclass
 from typing import Any
 
 import ipywidgets as widgets
 import numpy as np
+
+from .controls import SliderRange
 
 __all__ = [
     "MAX_EVENTS",
@@ -45,27 +46,6 @@ __all__ = [
 
 #: the most events one drawing simulates: an explosive setting stops here instead of running for ever
 MAX_EVENTS = 5000
-
-
-@dataclass(frozen=True)
-class SliderRange:
-    """One slider's range: ``min``, ``max``, ``step`` and the starting ``value`` (``mid`` lies on the grid)."""
-
-    min: float
-    max: float
-    step: float
-    value: float
-
-    @property
-    def mid(self) -> float:
-        return (self.min + self.max) / 2
-
-    def check(self, name: str, value: Any, kind: type = float) -> None:
-        """A ValueError naming ``name`` unless ``value`` is a number (an integer when ``kind`` is int) in range."""
-        ok = isinstance(value, (int, float)) and not isinstance(value, bool) and (kind is float or float(value).is_integer())
-        if not ok or not self.min <= value <= self.max:
-            raise ValueError(f"{name} must be {'an integer' if kind is int else 'a number'} in "
-                             f"[{self.min:g}, {self.max:g}], got {value!r}")
 
 
 #: the explorer's slider ranges; α at its top with β at its bottom is deliberately explosive (n = 20)
@@ -140,15 +120,24 @@ def draw_univariate(
     ``expected_at_end`` (E[N(end_time)]), ``stationary_rate`` (μ/(1 − n), inf when explosive),
     ``empirical_rate`` (n_events / end_time) and ``max_intensity``.
     """
-    import matplotlib.pyplot as plt
-
-    from ..hawkes import HawkesModel, plot_intensity, simulate
-
     mu, alpha, beta, T = _check(mu, alpha, beta, T)
+    model, stream, summary = _simulate(mu, alpha, beta, T, seed, int(max_events))
+    fig, axes = _axes(ax)
+    _draw_intensity(axes[0], model, stream, summary, n_points, int(max_events))
+    if len(axes) > 1:
+        _draw_count(axes[1], stream, summary)
+        axes[0].set_xlabel("")
+    return fig, summary
+
+
+def _simulate(mu: float, alpha: float, beta: float, T: float, seed: int, max_events: int) -> tuple[Any, Any, dict]:
+    """The model, its simulated stream (capped at ``max_events``) and the summary :func:`draw_univariate` returns."""
+    from ..hawkes import HawkesModel, simulate
+
     n, label = stability(alpha, beta)
     model = HawkesModel.exponential([mu], [[alpha]], beta)
     # allow_unstable with a bound: an explosive setting is simulated until max_events, then stops
-    stream = simulate(model, T=T, max_events=int(max_events), seed=seed, allow_unstable=True)
+    stream = simulate(model, T=T, max_events=max_events, seed=seed, allow_unstable=True)
     end = float(stream.end_time) if stream.n_events else T
     capped = stream.n_events >= max_events and end < T
     summary: dict[str, Any] = {
@@ -162,45 +151,57 @@ def draw_univariate(
     }
     lam_at_events = model.intensity(stream.times, stream, right=True)[:, 0] if stream.n_events else np.zeros(0)
     summary["max_intensity"] = float(max(mu, lam_at_events.max())) if lam_at_events.size else mu
+    return model, stream, summary
+
+
+def _axes(ax: Any) -> tuple[Any, list[Any]]:
+    """(figure, axes): a new two-panel figure for None, else the given Axes (one, or a sequence)."""
+    import matplotlib.pyplot as plt
 
     if ax is None:
         fig, axes = plt.subplots(2, 1, figsize=(9, 5.5), sharex=True, height_ratios=[3, 2],
                                  constrained_layout=True)
-    elif isinstance(ax, (list, tuple, np.ndarray)):
-        axes = list(ax)
-        fig = axes[0].figure
-    else:
-        axes = [ax]
-        fig = ax.figure
-    ax_lam = axes[0]
-    plot_intensity(model, stream, t_range=(0.0, end), n_points=n_points, ax=ax_lam, node_names=["λ(t)"])
-    ax_lam.axhline(mu, color="grey", lw=0.8, ls=":", label=f"μ = {mu:g}")
-    if n < 1.0:
-        ax_lam.axhline(summary["stationary_rate"], color="k", lw=0.8, ls="--",
-                       label=f"stationary mean μ/(1−n) = {summary['stationary_rate']:.3g}")
-    ax_lam.legend(fontsize="small", loc="upper left")
-    ax_lam.set_ylabel("intensity λ(t)")
-    stop = (f"stopped at the cap of {max_events} events, t = {end:.3g} of T = {T:g}" if capped
-            else f"{stream.n_events} events on [0, {T:g}]")
-    ax_lam.set_title(f"μ = {mu:g}, α = {alpha:g}, β = {beta:g}:  n = α/β = {n:.3g}  ({label})\n{stop}",
-                     fontsize="medium")
+        return fig, list(axes)
+    axes = list(ax) if isinstance(ax, (list, tuple, np.ndarray)) else [ax]
+    return axes[0].figure, axes
 
-    if len(axes) > 1:
-        ax_n = axes[1]
-        ax_n.step(np.concatenate([[0.0], stream.times, [end]]),
-                  np.concatenate([[0], np.arange(1, stream.n_events + 1), [stream.n_events]]),
-                  where="post", lw=1.2, label="N(t), simulated")
-        grid = np.linspace(0.0, end, 400)
-        ax_n.plot(grid, expected_count(mu, alpha, beta, grid), "k--", lw=1, label="E[N(t)]")
-        ax_n.set_xlabel("time t")
-        ax_n.set_ylabel("events so far")
-        if label == "explosive" and stream.n_events:
-            ax_n.set_yscale("log")  # exponential growth is a straight line; N(t) = 0 before the first event
-            ax_n.set_ylabel("events so far (log scale)")
-            ax_n.set_ylim(bottom=0.8)
-        ax_n.legend(fontsize="small", loc="upper left")
-        ax_lam.set_xlabel("")
-    return fig, summary
+
+def _draw_intensity(ax: Any, model: Any, stream: Any, summary: dict[str, Any], n_points: int,
+                    max_events: int) -> None:
+    """λ(t) with the events as a rug, μ and (when stable) the stationary mean, titled with n and the stop."""
+    from ..hawkes import plot_intensity
+
+    mu, alpha, beta, T = summary["mu"], summary["alpha"], summary["beta"], summary["T"]
+    n, label, end = summary["branching_ratio"], summary["label"], summary["end_time"]
+    plot_intensity(model, stream, t_range=(0.0, end), n_points=n_points, ax=ax, node_names=["λ(t)"])
+    ax.axhline(mu, color="grey", lw=0.8, ls=":", label=f"μ = {mu:g}")
+    if n < 1.0:
+        ax.axhline(summary["stationary_rate"], color="k", lw=0.8, ls="--",
+                   label=f"stationary mean μ/(1−n) = {summary['stationary_rate']:.3g}")
+    ax.legend(fontsize="small", loc="upper left")
+    ax.set_ylabel("intensity λ(t)")
+    stop = (f"stopped at the cap of {max_events} events, t = {end:.3g} of T = {T:g}" if summary["capped"]
+            else f"{stream.n_events} events on [0, {T:g}]")
+    ax.set_title(f"μ = {mu:g}, α = {alpha:g}, β = {beta:g}:  n = α/β = {n:.3g}  ({label})\n{stop}",
+                 fontsize="medium")
+
+
+def _draw_count(ax: Any, stream: Any, summary: dict[str, Any]) -> None:
+    """N(t) as a step against E[N(t)]; on a log scale when explosive (exponential growth is a straight line)."""
+    end = summary["end_time"]
+    ax.step(np.concatenate([[0.0], stream.times, [end]]),
+            np.concatenate([[0], np.arange(1, stream.n_events + 1), [stream.n_events]]),
+            where="post", lw=1.2, label="N(t), simulated")
+    grid = np.linspace(0.0, end, 400)
+    ax.plot(grid, expected_count(summary["mu"], summary["alpha"], summary["beta"], grid), "k--", lw=1,
+            label="E[N(t)]")
+    ax.set_xlabel("time t")
+    ax.set_ylabel("events so far")
+    if summary["label"] == "explosive" and stream.n_events:
+        ax.set_yscale("log")  # N(t) = 0 before the first event
+        ax.set_ylabel("events so far (log scale)")
+        ax.set_ylim(bottom=0.8)
+    ax.legend(fontsize="small", loc="upper left")
 
 
 def status_html(summary: dict[str, Any]) -> str:
@@ -234,9 +235,9 @@ class UnivariateExplorer(widgets.VBox):
         self.T, self.max_events, self.dpi = float(T), int(max_events), int(dpi)
         self.sliders: dict[str, widgets.FloatSlider] = {}
         for name, r in RANGES.items():
-            value = float(values.get(name, r.value))
-            if not r.min <= value <= r.max:
-                raise ValueError(f"{name}={value} is outside the slider range [{r.min}, {r.max}]")
+            value = values.get(name, r.value)
+            r.check(name, value)
+            value = float(value)
             self.sliders[name] = widgets.FloatSlider(
                 value=value, min=r.min, max=r.max, step=r.step, description=_SYMBOL[name],
                 continuous_update=False, readout_format=".2f",
