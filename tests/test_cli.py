@@ -347,8 +347,8 @@ BAD_PLUGIN_CONFIGS = [
     pytest.param("orchestrate", 'ids = ["factual-001"]\nmetrics = {entropy = "nope_metric"}\n',
                  "metrics['entropy']: no metrics plugin named 'nope_metric'; available: ", id="orchestrate-metric"),
     pytest.param("orchestrate", 'ids = ["factual-001"]\nmetrics = {entropy = {name = "discrete_semantic_entropy", '
-                 'bandwidth = 1.0}}\n', "metrics['entropy'] = 'discrete_semantic_entropy' has no parameter(s) ['bandwidth']",
-                 id="orchestrate-metric-parameter"),
+                 'bandwidth = 1.0}}\n', "metrics['entropy']: metrics plugin 'discrete_semantic_entropy' has no "
+                 "parameter 'bandwidth'", id="orchestrate-metric-parameter"),
     pytest.param("search", 'llm = "oracle"\nlimit = 1\ngate_sets = [["exhaustion", "nope_gate"]]\n',
                  "gate set 'exhaustion+nope_gate': no stopping_gates plugin named 'nope_gate'; available: ",
                  id="search-gate"),

@@ -104,7 +104,7 @@ def test_load_prefixes_a_bad_setting_with_the_path(tmp_path):
 
 
 @pytest.mark.parametrize(("load_config", "what", "error", "setting"), [
-    (orchestration.load_config, "experiment", ValueError, "n_samples"),
+    (orchestration.load_config, "orchestration", ValueError, "n_samples"),
     (cascade.load_config, "cascade", CascadeError, "runs"),
     (search.load_config, "search", ValueError, "max_steps"),
 ])
@@ -139,6 +139,6 @@ def test_as_dict_writes_a_backend_as_its_label_and_the_rest_as_json():
     d = configfile.as_dict(WithBackend(llm=FakeBackend(), path=object.__new__(FakeBackend)), backend="llm")
     assert d["llm"] == "fake:model" and d["path"].startswith("<") and "FakeBackend object" in d["path"]
     assert configfile.as_dict(WithBackend(llm=3), backend="llm")["llm"] == "int"  # no label: the type's name
-    assert orchestration.ExperimentConfig(backend=FakeBackend()).to_dict()["backend"] == "fake:model"
+    assert orchestration.OrchestrationConfig(llm=FakeBackend()).to_dict()["llm"] == "fake:model"
     assert search.SearchConfig(llm=FakeBackend()).to_dict()["llm"] == "fake:model"
     assert cascade.CascadeConfig(llm=FakeBackend()).to_dict()["llm"] == "fake:model"

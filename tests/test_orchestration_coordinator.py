@@ -1,10 +1,11 @@
-"""Workers and the coordinator end-to-end with a scripted, deterministic backend; JSONL streaming, resume
-after an interruption, reload."""
+"""Workers and the coordinator end-to-end with a scripted, deterministic backend; run files: streaming, resume
+after an interruption, reload (run.py, record.py)."""
 
 from __future__ import annotations
 
 import json
 import math
+import zlib
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -12,18 +13,22 @@ import numpy as np
 import pytest
 
 from uncertainty_lab.llm import CompletionCache, LLMBackend, LLMUnavailableError
+from uncertainty_lab.llm.base import sample_seed
 from uncertainty_lab.orchestration import (
     ACCEPTANCE_CRITERIA,
     BenchmarkRun,
     Coordinator,
     OrchestrationError,
     OrchestrationResumeError,
+    OrchestrationRun,
     QAGrader,
     Worker,
     extract_answer,
     get_policy,
     is_refusal,
+    run_benchmark,
 )
+from uncertainty_lab.orchestration.record import FORMAT
 
 N = 3
 ROLES = {"direct": "You are direct.", "careful": "You are careful.", "plain": "You are plain."}
@@ -268,6 +273,32 @@ def test_configuration_errors_are_clear():
         coordinator().run("  ")
 
 
+def test_metrics_and_the_judge_are_resolved_like_every_plugin():
+    from uncertainty_lab.parameters import ParameterError
+    from uncertainty_lab.registry import UnknownPluginError
+
+    ws = workers(ScriptedLLM(script=script))
+    with pytest.raises(ParameterError, match=r"metrics\['entropy'\]: .*'discrete_semantic_entropy' has no parameter 'bandwidth'"):
+        Coordinator(ws, "none", {"entropy": {"name": "discrete_semantic_entropy", "bandwidth": 1.0}}, judge="exact")
+    with pytest.raises(UnknownPluginError, match=r"metrics\['density'\]: no metrics plugin named 'nope'"):
+        Coordinator(ws, "none", {"density": "nope"}, judge="exact")
+    with pytest.raises(UnknownPluginError, match="judge: no equivalence_judges plugin named 'nope'"):
+        Coordinator(ws, "none", judge="nope")
+    c = Coordinator(ws, "none", {"entropy": "discrete_semantic_entropy"}, n_samples=N, judge={"name": "exact"})
+    conf = c.config()
+    assert conf["judge"] == {"name": "exact", "params": {}}  # parameters.settings: what a journal records
+    assert conf["metrics"] == {"entropy": {"name": "discrete_semantic_entropy",
+                                           "params": {"judge": "exact", "clustering": "greedy"}}}
+
+
+def test_every_call_for_a_question_keeps_the_seed_recorded_caches_were_made_with():
+    llm = ScriptedLLM(script=script)
+    coordinator(llm, seed=7).run("accept this")
+    # the seed before seeds.derive_seed existed: SeedSequence([seed, crc32(question)]), 31 bits
+    old = int(np.random.SeedSequence([7, zlib.crc32(b"accept this")]).generate_state(1, np.uint32)[0] & 0x7FFFFFFF)
+    assert [c["seed"] for c in llm.calls] == [sample_seed(old, i) for i in range(N)]
+
+
 def test_trace_round_trips_and_describes_itself():
     t = coordinator().run("delegate this")
     from uncertainty_lab.orchestration import Trace
@@ -318,7 +349,7 @@ def test_run_benchmark_streams_grades_and_reloads(tmp_path):
     assert run.model_calls.tolist() == [3, 6, 9, 3, 9] and (run.wall_time > 0).all()
     assert run.action_counts() == {"accept": 4, "reprompt": 3, "reassign": 2, "final_select": 1}
     assert run.first_signal("entropy")[:2].tolist() == pytest.approx([1.0, 0.0])
-    back = BenchmarkRun.load(out)
+    back = OrchestrationRun.load(out)
     assert back.complete and back.ids == run.ids and back.policy == "both"
     assert [r.to_dict() for r in back.records] == [json.loads(json.dumps(r.to_dict())) for r in run.records]
     hits = back.judge_cache()
@@ -335,7 +366,7 @@ def test_an_interrupted_run_resumes_to_the_same_result(tmp_path):
     with pytest.raises(KeyboardInterrupt):
         coordinator(ScriptedLLM(script=script, explode_on="cap this", cache=own), policy).run_benchmark(
             ITEMS, out, progress=False)
-    partial = BenchmarkRun.load(out)
+    partial = OrchestrationRun.load(out)
     assert partial.ids == ["a", "b"] and not partial.complete
     with open(out, "a") as f:
         f.write('{"type": "question", "index": 2, "id": "c", "tr')  # half a line from a killed write
@@ -360,16 +391,32 @@ def test_resuming_with_another_configuration_is_refused(tmp_path):
     with pytest.raises(OrchestrationResumeError, match="items"):
         coordinator(policy="none").run_benchmark(ITEMS[:3], out, progress=False)
     fresh = coordinator(policy="both").run_benchmark(ITEMS[:2], out, progress=False, resume=False)
-    assert BenchmarkRun.load(out).policy == "both" and fresh.complete
+    assert OrchestrationRun.load(out).policy == "both" and fresh.complete
+
+
+def test_run_benchmark_is_one_function_and_old_run_files_still_load(tmp_path):
+    assert BenchmarkRun is OrchestrationRun  # the old name, kept for one release
+    assert FORMAT.name == "uncertainty_lab.orchestration.benchmark/1"
+    run_benchmark(coordinator(policy="none"), ITEMS[:2], tmp_path / "f.jsonl", progress=False)
+    coordinator(policy="none").run_benchmark(ITEMS[:2], tmp_path / "m.jsonl", progress=False)
+    assert stable(lines(tmp_path / "f.jsonl")) == stable(lines(tmp_path / "m.jsonl"))
+    # a file whose header records the metrics the way the code before the lab contract did
+    recs = lines(tmp_path / "f.jsonl")
+    recs[0]["config"]["coordinator"]["metrics"] = {"entropy": {"name": "discrete_semantic_entropy", "clustering": "greedy"}}
+    recs[0]["config"]["coordinator"]["judge"] = {"name": "exact"}
+    old = tmp_path / "old.jsonl"
+    old.write_text("".join(json.dumps(r) + "\n" for r in recs))
+    back = OrchestrationRun.load(old)
+    assert back.complete and back.ids == ["a", "b"] and back.correct.tolist() == [True, False]
 
 
 def test_bad_run_files_and_items_are_reported(tmp_path):
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"type": "question"}\n')
     with pytest.raises(OrchestrationError, match="before the header"):
-        BenchmarkRun.load(bad)
+        OrchestrationRun.load(bad)
     with pytest.raises(FileNotFoundError):
-        BenchmarkRun.load(tmp_path / "nope.jsonl")
+        OrchestrationRun.load(tmp_path / "nope.jsonl")
     with pytest.raises(OrchestrationError, match="unique"):
         coordinator().run_benchmark([ITEMS[0], ITEMS[0]], progress=False)
     run = coordinator(policy="none").run_benchmark(["accept this"], progress=False)  # ungraded, in memory

@@ -1,4 +1,5 @@
-"""The policy comparison with the real embedded model on a handful of shipped questions, and the headless
+"""The policy comparison (experiment.py, config.py, result.py): with the real embedded model on a handful of
+shipped questions, the lab contract (units, any order, resume) with a scripted model, and the headless
 ``uncertainty-lab orchestrate run`` command."""
 
 import json
@@ -7,7 +8,19 @@ import math
 import pytest
 
 from uncertainty_lab.cli import main
-from uncertainty_lab.orchestration import BenchmarkRun, ExperimentConfig, load_config, run_experiment, select_items
+from uncertainty_lab.orchestration import (
+    EXPERIMENT,
+    ExperimentConfig,
+    ExperimentResult,
+    OrchestrationConfig,
+    OrchestrationResult,
+    OrchestrationResumeError,
+    OrchestrationRun,
+    load_config,
+    run_experiment,
+    select_items,
+)
+from uncertainty_lab.orchestration.scripted import ScriptedLLM
 
 # two factual, one ambiguous, one false-premise, one yes/no, one decline item
 IDS = ["factual-001", "factual-002", "ambiguous-001", "false_premise-002", "yes_no_multistep-001", "decline-004"]
@@ -61,8 +74,10 @@ def test_four_policies_on_six_questions_with_the_embedded_model(tmp_path):
     assert files["figure"].stat().st_size > 5000 and files["figure"].read_bytes()[:4] == b"\x89PNG"
     saved = json.loads(files["results"].read_text())
     assert len(saved["summary"]) == 4 and saved["judge_cache"]["hits"] > 0
+    assert saved["config"]["llm"] == "embedded" and "backend" not in saved["config"]
     runs = sorted((tmp_path / "exp" / "runs").glob("*.jsonl"))
-    assert len(runs) == 4 and all(BenchmarkRun.load(p).complete for p in runs)
+    assert len(runs) == 4 and all(OrchestrationRun.load(p).complete for p in runs)
+    assert sorted(result.written()) == sorted([*files.values(), *runs])
     decline = next(r for r in result.runs[(model, "none")].records if r.id == "decline-004")
     assert decline.grade["method"] == "refusal"
 
@@ -101,9 +116,9 @@ def test_config_files_and_settings_are_checked(tmp_path):
     assert both.entropy_threshold == pytest.approx(1.0 / math.log(5))
     assert next(p for p in cfg.policy_objects() if p.name == "none").max_rounds == 1
     with pytest.raises(ValueError, match="can never fire with 5 samples"):
-        ExperimentConfig(raw_entropy_threshold=1.65, n_samples=5).policy_objects()
+        OrchestrationConfig(raw_entropy_threshold=1.65, n_samples=5).policy_objects()
     with pytest.raises(ValueError, match="not in the shipped set"):
-        select_items(ExperimentConfig(ids=["nope"]))
+        select_items(OrchestrationConfig(ids=["nope"]))
     with pytest.raises(ValueError, match=r"\.json or \.toml"):
         (tmp_path / "c.yaml").write_text("x: 1")
         load_config(tmp_path / "c.yaml")
@@ -131,3 +146,64 @@ def test_an_unreachable_ollama_server_is_reported_before_anything_runs(tmp_path,
     with pytest.raises(LLMUnavailableError):
         run_experiment({"ids": IDS[:1], "ollama_model": "smollm2:135m", "out_dir": str(tmp_path / "x"), **FAST})
     assert not (tmp_path / "x").exists()
+
+
+# --- the lab contract, with a scripted model (no LLM) ------------------------------------------------
+
+#: the direct worker's first answers disagree (so the gate re-prompts), every other request agrees on Canberra
+SCRIPT = {"direct:ask": ["Canberra", "Sydney", "Perth"], "*": ["Canberra"]}
+CHEAP = {"ids": IDS[:3], "policies": ["none", "both"], "judge": "exact", "n_samples": 3, "max_tokens": 8,
+         "metrics": {"entropy": "discrete_semantic_entropy", "density": "num_semantic_sets"}, "progress": False,
+         "figure": False}
+
+
+def _stable(run):
+    """A run's records without what legitimately differs between two runs (timing, judge-cache counts)."""
+    volatile = {"wall_time_s", "judge_hits", "judge_misses"}
+    return [{k: v for k, v in r.to_dict()["trace"].items() if k not in volatile} | {"id": r.id, "grade": r.grade}
+            for r in run.records]
+
+
+def test_units_are_one_per_model_and_policy_and_run_in_any_order(tmp_path):
+    llm = ScriptedLLM(script=SCRIPT)
+    config = OrchestrationConfig.from_mapping({**CHEAP, "llm": llm, "out_dir": str(tmp_path / "backwards")})
+    context = EXPERIMENT.prepare(config)
+    units = EXPERIMENT.units(config, context)
+    assert [u.key for u in units] == [("scripted:script", "none"), ("scripted:script", "both")]
+    assert [u.path for u in units] == [tmp_path / "backwards" / "runs" / f"scripted_script__{p}.jsonl"
+                                       for p in ("none", "both")]
+    backwards = {u.key: EXPERIMENT.run_unit(u, config, context) for u in reversed(units)}
+    result = run_experiment(config, out_dir=str(tmp_path / "forwards"))
+    assert isinstance(result, OrchestrationResult) and list(result.runs) == [u.key for u in units]
+    for key, run in result.runs.items():
+        assert _stable(run) == _stable(backwards[key]) and run.complete
+    assert result.runs[("scripted:script", "both")].action_counts()["reprompt"] == 3
+    assert result.report_name == "summary" and (tmp_path / "forwards" / "summary.md").is_file()
+    assert not (tmp_path / "forwards" / "figure.png").exists()  # figure = false
+    # a rerun resumes every finished run file: nothing is asked again
+    again = run_experiment(config, out_dir=str(tmp_path / "forwards"), save=False, llm=ScriptedLLM(script={"*": ["?"]}))
+    assert {k: _stable(r) for k, r in again.runs.items()} == {k: _stable(r) for k, r in result.runs.items()}
+
+
+def test_the_old_setting_name_backend_still_works_with_a_warning(tmp_path):
+    llm = ScriptedLLM(script=SCRIPT)
+    with pytest.warns(FutureWarning, match="'backend' is now called 'llm'"):
+        config = OrchestrationConfig.from_mapping({**CHEAP, "backend": llm})
+    assert config.llm is llm
+    with pytest.warns(FutureWarning, match="'backend' is now called 'llm'"):
+        assert ExperimentConfig(backend=llm).llm is llm
+    with pytest.raises(ValueError, match="give only 'llm'"):
+        OrchestrationConfig.from_mapping({"backend": "embedded", "llm": "embedded"})
+    with pytest.warns(FutureWarning, match="'backend' is now called 'llm'"):
+        result = run_experiment({**CHEAP, "out_dir": str(tmp_path / "old")}, backend=llm, save=False)
+    assert result.models == ["scripted:script"] and result.config.to_dict()["llm"] == "scripted:script"
+    assert ExperimentConfig is OrchestrationConfig and ExperimentResult is OrchestrationResult  # the old names
+
+
+def test_a_run_file_of_another_configuration_is_refused_with_the_way_out(tmp_path):
+    llm = ScriptedLLM(script=SCRIPT)
+    run_experiment({**CHEAP, "llm": llm, "out_dir": str(tmp_path)}, save=False)
+    with pytest.raises(OrchestrationResumeError, match=r"n_samples.*choose another out_dir, or set overwrite = true"):
+        run_experiment({**CHEAP, "llm": llm, "out_dir": str(tmp_path), "n_samples": 4}, save=False)
+    fresh = run_experiment({**CHEAP, "llm": llm, "out_dir": str(tmp_path), "n_samples": 4, "overwrite": True}, save=False)
+    assert all(r.config["coordinator"]["n_samples"] == 4 for r in fresh.runs.values())

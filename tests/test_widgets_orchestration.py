@@ -10,7 +10,7 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
 from uncertainty_lab.orchestration import Coordinator, default_workers  # noqa: E402
-from uncertainty_lab.orchestration.notebook_helpers import ScriptedLLM  # noqa: E402
+from uncertainty_lab.orchestration.scripted import ScriptedLLM  # noqa: E402
 from uncertainty_lab.widgets import GateExplorer, gate_explorer  # noqa: E402
 from uncertainty_lab.widgets.orchestration import (  # noqa: E402
     GATE_CHOICES,
@@ -81,7 +81,7 @@ def test_gate_policy_and_summary_reject_bad_input(run):
         gate_policy("everything")
     with pytest.raises(ValueError, match="never fire"):
         gate_policy("entropy only", entropy_threshold=1.65)
-    with pytest.raises(ValueError, match="non-empty BenchmarkRun"):
+    with pytest.raises(ValueError, match="non-empty OrchestrationRun"):
         gate_summary([], gate_policy())
 
 

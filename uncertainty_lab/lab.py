@@ -92,8 +92,9 @@ class LabConfig:
         elif not isinstance(config, cls):
             raise cls.error(f"config must be a {cls.__name__}, a dict or a .json/.toml path, got {type(config).__name__}")
         if overrides:
-            merged = {f.name: getattr(config, f.name) for f in dataclasses.fields(config)} | dict(overrides)
-            config = cls.from_mapping(merged)
+            replaced = {cls.renamed.get(k, k) for k in overrides}  # an override by its old name replaces it too
+            current = {f.name: getattr(config, f.name) for f in dataclasses.fields(config) if f.name not in replaced}
+            config = cls.from_mapping(current | dict(overrides))
         return config
 
     @classmethod

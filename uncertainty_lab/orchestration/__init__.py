@@ -2,32 +2,32 @@
 metrics on their sampled answers, and a policy decides — accept, re-prompt, reassign, delegate, or
 choose the best answer already produced at the round cap.
 
+The domain:
+
 - :mod:`.workers`: :class:`Worker` (backend, model, role, temperature) → primary answer + samples, sampled alike;
 - :mod:`.policy`: :class:`Policy` (data) and its pure ``decide``; presets ``none``, ``entropy_only``,
   ``density_only``, ``both``; :func:`best_round`;
-- :mod:`.coordinator`: :class:`Coordinator` (``run`` → :class:`Trace`, ``run_benchmark`` → resumable JSONL,
-  :class:`BenchmarkRun`);
-- :mod:`.experiment`: the four-policy comparison with intervals, AUROCs, paired tests, table and figure.
+- :mod:`.coordinator`: :class:`Coordinator` (``run`` → :class:`Trace`, :mod:`.trace`);
+- :mod:`.grading`: :class:`QAGrader`;
+- :mod:`.explore`, :mod:`.cases`, :mod:`.sample_size`, :mod:`.scripted`: notebook 04's tables, case finder,
+  sample-size arithmetic and scripted backend.
+
+The lab (``docs/ARCHITECTURE.md``): :mod:`.config` (:class:`OrchestrationConfig`), :mod:`.record`
+(:class:`OrchestrationRun`, its run-file ``FORMAT``), :mod:`.run` (:func:`run_benchmark`), :mod:`.experiment`
+(:class:`OrchestrationExperiment`, ``EXPERIMENT``, :func:`run_experiment`), :mod:`.result`
+(:class:`OrchestrationResult`) and :mod:`.figures`.
 """
 
-from .coordinator import (
-    ACCEPTANCE_CRITERIA,
-    ANGLES,
-    DEFAULT_METRICS,
-    BenchmarkRun,
-    Candidate,
-    Coordinator,
-    FinalAnswer,
-    OrchestrationError,
-    OrchestrationResumeError,
-    QuestionRecord,
-    Round,
-    Trace,
-    policy_of,
-)
-from .experiment import ExperimentConfig, ExperimentResult, load_config, run_experiment, select_items
+from .config import ExperimentConfig, OrchestrationConfig, load_config, select_items
+from .coordinator import ACCEPTANCE_CRITERIA, ANGLES, DEFAULT_METRICS, Coordinator
+from .errors import OrchestrationError, OrchestrationResumeError
+from .experiment import EXPERIMENT, OrchestrationExperiment, run_experiment
 from .grading import REFUSAL_MARKERS, QAGrader, is_refusal
 from .policy import ACTIONS, GATES, PRESETS, Decision, Policy, Signals, best_round, get_policy, selection_key
+from .record import BenchmarkRun, OrchestrationRun, QuestionRecord, policy_of
+from .result import ExperimentResult, OrchestrationResult
+from .run import run_benchmark
+from .trace import Candidate, FinalAnswer, Round, Trace
 from .workers import DEFAULT_SYSTEM, WORKER_ROLES, Extraction, Worker, WorkerAnswer, default_workers, extract_answer
 
 __all__ = [
@@ -36,6 +36,7 @@ __all__ = [
     "ANGLES",
     "DEFAULT_METRICS",
     "DEFAULT_SYSTEM",
+    "EXPERIMENT",
     "GATES",
     "PRESETS",
     "REFUSAL_MARKERS",
@@ -48,8 +49,12 @@ __all__ = [
     "ExperimentResult",
     "Extraction",
     "FinalAnswer",
+    "OrchestrationConfig",
     "OrchestrationError",
+    "OrchestrationExperiment",
+    "OrchestrationResult",
     "OrchestrationResumeError",
+    "OrchestrationRun",
     "Policy",
     "QAGrader",
     "QuestionRecord",
@@ -65,6 +70,7 @@ __all__ = [
     "is_refusal",
     "load_config",
     "policy_of",
+    "run_benchmark",
     "run_experiment",
     "select_items",
     "selection_key",

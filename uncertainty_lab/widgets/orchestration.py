@@ -9,7 +9,7 @@ The decisions live in plain functions a test can call without a browser:
 - :func:`summary_html` — the summary as one line of HTML.
 
 :class:`GateExplorer` (from :func:`gate_explorer`) only wires these and
-:func:`~uncertainty_lab.orchestration.notebook_helpers.draw_signal_map` to two sliders and a menu. Like notebook
+:func:`~uncertainty_lab.orchestration.figures.draw_signal_map` to two sliders and a menu. Like notebook
 01's explorer it shows the drawing as a PNG in an ``ipywidgets.Image`` (not an ``Output`` widget, which stalled
 headless execution).
 
@@ -26,9 +26,9 @@ from typing import Any
 
 import ipywidgets as widgets
 
-from ..orchestration.coordinator import BenchmarkRun
-from ..orchestration.notebook_helpers import draw_signal_map
+from ..orchestration.figures import draw_signal_map
 from ..orchestration.policy import Policy
+from ..orchestration.record import OrchestrationRun
 from .hawkes import SliderRange
 
 __all__ = ["GATE_CHOICES", "RANGES", "GateExplorer", "gate_explorer", "gate_policy", "gate_summary", "summary_html"]
@@ -57,13 +57,13 @@ def gate_policy(gates: str | tuple[str, ...] = "entropy and density", entropy_th
                   density_threshold=density_threshold)
 
 
-def gate_summary(run: BenchmarkRun, policy: Policy) -> dict[str, Any]:
+def gate_summary(run: OrchestrationRun, policy: Policy) -> dict[str, Any]:
     """Round 1 of every question in ``run`` judged by ``policy``: ``n``, ``flagged``, ``wrong`` (first answers
     that were wrong), ``caught`` (wrong and flagged), ``false_alarms`` (right and flagged), ``missed`` (wrong
     and passed), the ``catch_rate`` (caught / wrong) and ``false_alarm_rate`` (false alarms / right), NaN when
     undefined, and ``passed_accuracy`` (the share right among the answers the gate lets through)."""
-    if not isinstance(run, BenchmarkRun) or not len(run):
-        raise ValueError("run must be a non-empty BenchmarkRun (e.g. result.runs[(model, 'none')])")
+    if not isinstance(run, OrchestrationRun) or not len(run):
+        raise ValueError("run must be a non-empty OrchestrationRun (e.g. result.runs[(model, 'none')])")
     right = [bool(x) for x in run.first_correct]
     flagged = [bool(policy.concerns(r.trace.first_signals)) for r in run.records]
     n = len(flagged)
@@ -100,7 +100,7 @@ class GateExplorer(widgets.VBox):
     (Dropdown), ``.sliders`` (dict), ``.status`` (HTML), ``.image`` (PNG); ``.redraw()`` re-judges round 1 and
     returns the :func:`gate_summary`."""
 
-    def __init__(self, run: BenchmarkRun, *, gates: str = "entropy and density", dpi: int = 90, **values: float):
+    def __init__(self, run: OrchestrationRun, *, gates: str = "entropy and density", dpi: int = 90, **values: float):
         super().__init__()
         unknown = set(values) - set(RANGES)
         if unknown:
@@ -145,7 +145,7 @@ class GateExplorer(widgets.VBox):
         return self.summary
 
 
-def gate_explorer(run: BenchmarkRun, *, gates: str = "entropy and density", dpi: int = 90,
+def gate_explorer(run: OrchestrationRun, *, gates: str = "entropy and density", dpi: int = 90,
                   **values: float) -> GateExplorer:
     """The gate explorer over ``run``'s round-1 signals (``values``: ``entropy_threshold``, ``density_threshold``)."""
     return GateExplorer(run, gates=gates, dpi=dpi, **values)

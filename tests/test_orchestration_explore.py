@@ -1,5 +1,6 @@
-"""Notebook 04's helpers: policy tables, dry runs on hand-made signals, trace tables, cases read off a run,
-sample-size arithmetic, and the scripted backend — with a scripted model and a one-hot embedder, no LLM."""
+"""Notebook 04's tools: policy tables, dry runs on hand-made signals, trace tables (explore.py), cases read off a
+run (cases.py), the signal map (figures.py), sample-size arithmetic (sample_size.py) and the scripted backend
+(scripted.py) — with a scripted model and a one-hot embedder, no LLM."""
 
 from __future__ import annotations
 
@@ -10,22 +11,18 @@ import pytest
 
 from uncertainty_lab.datasets.qa import QAItem
 from uncertainty_lab.orchestration import Coordinator, Signals, default_workers, get_policy
-from uncertainty_lab.orchestration.notebook_helpers import (
-    CASE_KINDS,
-    ScriptedLLM,
-    case_table,
-    category_table,
+from uncertainty_lab.orchestration.cases import CASE_KINDS, case_table, category_table, find_cases
+from uncertainty_lab.orchestration.explore import (
     decisions_table,
-    draw_signal_map,
     dry_run,
-    find_cases,
     policy_table,
-    sample_size_table,
     score_answers,
     short_reason,
-    smallest_significant_gap,
     trace_table,
 )
+from uncertainty_lab.orchestration.figures import draw_signal_map
+from uncertainty_lab.orchestration.sample_size import sample_size_table, smallest_significant_gap
+from uncertainty_lab.orchestration.scripted import ScriptedLLM
 
 BAD = Signals(entropy=1.0, density=0.3, n_samples=3)
 GOOD = Signals(entropy=0.0, density=0.97, n_samples=3)
@@ -260,3 +257,11 @@ def test_sample_size_table_says_few_questions_resolve_only_large_gaps():
     assert rows[40]["SE of one accuracy (pts)"] == pytest.approx(7.9)
     assert 14 < rows[40]["Wilson ± (pts)"] < 16
     assert rows[400]["gap needed, 30% discordant (pts)"] < rows[40]["gap needed, 30% discordant (pts)"]
+
+
+def test_the_old_helper_module_still_imports_every_helper():
+    from uncertainty_lab.orchestration import notebook_helpers
+
+    assert notebook_helpers.find_cases is find_cases and notebook_helpers.ScriptedLLM is ScriptedLLM
+    assert notebook_helpers.draw_signal_map is draw_signal_map and notebook_helpers.trace_table is trace_table
+    assert notebook_helpers.sample_size_table is sample_size_table and notebook_helpers.CASE_KINDS is CASE_KINDS

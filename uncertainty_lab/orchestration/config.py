@@ -1,0 +1,139 @@
+"""The orchestration experiment's settings (:class:`OrchestrationConfig`) and the questions they select.
+
+Items: ``categories``, ``per_category``, ``ids``, ``limit`` pick from the shipped QA set (:func:`select_items`);
+models: ``llm`` and optionally ``ollama_model``; sampling: ``n_samples``, ``temperature``, ``max_tokens``;
+policies: ``policies`` plus overrides applied to every gated one (:meth:`OrchestrationConfig.policy_objects`);
+scoring: ``judge``, ``metrics``, ``extra_metrics``, ``grading``. Read from a dict or a JSON / TOML file
+(:func:`load_config`); the old name ``backend`` of ``llm`` still works, with a FutureWarning.
+"""
+
+from __future__ import annotations
+
+import os
+import warnings
+from collections.abc import Mapping
+from dataclasses import InitVar, dataclass
+from typing import Any, ClassVar
+
+from ..lab import LabConfig, setting
+from .policy import Policy, get_policy
+
+__all__ = ["DEFAULT_POLICIES", "ExperimentConfig", "OrchestrationConfig", "load_config", "select_items"]
+
+DEFAULT_POLICIES = ("none", "entropy_only", "density_only", "both")
+
+
+@dataclass
+class OrchestrationConfig(LabConfig):
+    """What to run: the policies, on which questions, with which model(s), metrics and grading (each setting's
+    ``help`` says what it does; ``uncertainty-lab orchestrate run --help`` lists them)."""
+
+    what: ClassVar[str] = "orchestration"
+    renamed: ClassVar[dict[str, str]] = {"backend": "llm"}
+
+    out_dir: str = setting("orchestration_results", "folder for the run files (runs/), summary.md, results.json "
+                                                    "and figure.png")
+    policies: list[Any] = setting(list(DEFAULT_POLICIES), "policies to compare: preset names (none, entropy_only, "
+                                                          "density_only, both) or policy tables")
+    categories: list[str] | None = setting(None, "question categories to use (None = all five)")
+    per_category: int | None = setting(None, "use the first k questions of each category")
+    ids: list[str] | None = setting(None, "use only these question ids")
+    limit: int | None = setting(None, "use the first n questions after the other filters")
+    ollama_model: str | None = setting(None, "also run this Ollama model (its server is checked first)")
+    n_samples: int = setting(5, "answers sampled per worker call, the primary included (HASSUM uses 5)")
+    temperature: float = setting(0.7, "sampling temperature of every worker")
+    max_tokens: int = setting(32, "tokens per answer")
+    max_rounds: int | None = setting(None, "round cap of every gated policy (None = the preset's)")
+    entropy_threshold: float | None = setting(None, "τ_E on H / ln n for every gated policy (None = the preset's)")
+    raw_entropy_threshold: float | None = setting(None, "τ_E in nats, converted with n_samples (refused when no "
+                                                        "outcome of n_samples can exceed it)")
+    density_threshold: float | None = setting(None, "τ_D for every gated policy (None = the preset's)")
+    judge: Any = setting("embedding", "the equivalence judge every metric shares: a name or {name, ...params}")
+    metrics: dict[str, Any] | None = setting(None, "{role: metric spec} (None = entropy: discrete_semantic_entropy, "
+                                                   "density: semantic_density)")
+    extra_metrics: list[str] = setting([], "metrics logged beside the gated ones (for their AUROC), never gated")
+    grading: dict[str, Any] = setting({"method": "contains"}, "how answers are graded: {method: normalised, contains, "
+                                                              "embedding or llm, ...AnswerGrader options}")
+    share_cache: bool = setting(True, "all policies share the completion cache (the first round is generated once, "
+                                      "so wall times are not comparable); false: one cache per policy under "
+                                      "out_dir/cache")
+    backend: InitVar[Any] = None  # the old name of ``llm``: accepted with a FutureWarning; removed in 0.3
+
+    def __post_init__(self, backend: Any = None):
+        if backend is not None:
+            if self.llm != "embedded":
+                raise ValueError("'backend' is the old name of 'llm'; give only 'llm'")
+            warnings.warn(f"the {self.what} setting 'backend' is now called 'llm'; the old name will stop working in "
+                          "the next release", FutureWarning, stacklevel=3)
+            self.llm = backend
+        if not self.policies:
+            raise ValueError("policies is empty; give at least one, e.g. ['none', 'both']")
+        if isinstance(self.categories, str):
+            self.categories = [self.categories]
+        for name in ("per_category", "limit", "n_samples", "max_tokens", "max_rounds"):
+            v = getattr(self, name)
+            if v is not None and (not isinstance(v, int) or isinstance(v, bool) or v < 1):
+                raise ValueError(f"{name} must be a positive integer or None, got {v!r}")
+        if self.entropy_threshold is not None and self.raw_entropy_threshold is not None:
+            raise ValueError("give entropy_threshold (normalised H/ln n) or raw_entropy_threshold (nats), not both")
+        if not isinstance(self.grading, Mapping) or "method" not in self.grading:
+            raise ValueError(f"grading must be a dict with a 'method' (normalised, contains, embedding, llm), got {self.grading!r}")
+
+    def policy_objects(self) -> list[Policy]:
+        """The policies to run, with the overrides applied to every gated one."""
+        out = []
+        for spec in self.policies:
+            p = get_policy(spec)
+            if p.metrics:
+                changes: dict[str, Any] = {}
+                if self.max_rounds is not None:
+                    changes["max_rounds"] = self.max_rounds
+                if self.entropy_threshold is not None:
+                    changes["entropy_threshold"] = self.entropy_threshold
+                if self.raw_entropy_threshold is not None:
+                    changes["entropy_threshold"] = Policy.from_raw_entropy_threshold(
+                        self.raw_entropy_threshold, self.n_samples).entropy_threshold
+                if self.density_threshold is not None:
+                    changes["density_threshold"] = self.density_threshold
+                p = p.replace(**changes) if changes else p
+            out.append(p)
+        names = [p.name for p in out]
+        if len(set(names)) != len(names):
+            raise ValueError(f"policy names must be unique (they name the run files), got {names}")
+        return out
+
+
+#: Deprecated alias of :class:`OrchestrationConfig` (the old name); removed in 0.3.
+ExperimentConfig = OrchestrationConfig
+
+
+def load_config(path: str | os.PathLike) -> OrchestrationConfig:
+    """An :class:`OrchestrationConfig` from a ``.json`` or ``.toml`` file."""
+    return OrchestrationConfig.load(path)
+
+
+def select_items(config: OrchestrationConfig) -> list[Any]:
+    """The shipped QA items the config asks for, in file order."""
+    from ..datasets.qa import load_qa_questions
+
+    items = load_qa_questions(config.categories)
+    if config.ids is not None:
+        by_id = {it.id: it for it in items}
+        unknown = [i for i in config.ids if i not in by_id]
+        if unknown:
+            raise ValueError(f"ids {unknown[:5]} are not in the shipped set (or not in categories {config.categories})")
+        wanted = set(config.ids)
+        items = [it for it in items if it.id in wanted]
+    if config.per_category is not None:
+        seen: dict[str, int] = {}
+        kept = []
+        for it in items:
+            if seen.get(it.category, 0) < config.per_category:
+                kept.append(it)
+                seen[it.category] = seen.get(it.category, 0) + 1
+        items = kept
+    if config.limit is not None:
+        items = items[:config.limit]
+    if not items:
+        raise ValueError("the selection is empty; check categories, ids, per_category and limit")
+    return items

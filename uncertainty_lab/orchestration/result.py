@@ -1,0 +1,173 @@
+"""The policy comparison's result: per (model, policy) accuracy with its Wilson interval, cost and decisions;
+per model the AUROC of each first-round signal for a wrong answer and paired McNemar tests between policies.
+
+:class:`OrchestrationResult` holds the runs and builds the tables (markdown), the report (``summary.md``), the
+numbers (``results.json``) and the figure (:mod:`.figures`).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar
+
+import numpy as np
+
+from ..jsonsafe import jsonable
+from ..lab import LabResult
+from .config import OrchestrationConfig
+from .errors import OrchestrationError
+from .record import OrchestrationRun, policy_of
+
+__all__ = ["ExperimentResult", "OrchestrationResult"]
+
+
+@dataclass
+class OrchestrationResult(LabResult):
+    """The runs of an experiment, keyed ``(model, policy)``, with the tables and the figure built from them."""
+
+    report_name: ClassVar[str] = "summary"
+
+    config: OrchestrationConfig
+    runs: dict[tuple[str, str], OrchestrationRun]
+    judge_cache: dict[str, float] = field(default_factory=dict)
+    out_dir: Path | None = None
+    files: dict[str, Path] = field(default_factory=dict)
+
+    @property
+    def models(self) -> list[str]:
+        return list(dict.fromkeys(m for m, _ in self.runs))
+
+    @property
+    def policies(self) -> list[str]:
+        return list(dict.fromkeys(p for _, p in self.runs))
+
+    # -- tables -------------------------------------------------------------------------------------
+    def summary_rows(self) -> list[dict[str, Any]]:
+        """One row per (model, policy): accuracy and its Wilson interval, calls, time, rounds, decisions."""
+        rows = []
+        for (model, policy), run in self.runs.items():
+            ci = run.accuracy_ci()
+            acts = run.action_counts()
+            rows.append({
+                "model": model, "policy": policy, "n": len(run), "correct": ci.successes, "accuracy": ci.estimate,
+                "ci_low": ci.low, "ci_high": ci.high, "calls_per_question": float(run.model_calls.mean()),
+                "generated_per_question": float(np.mean([t.model_calls - t.cached_calls for t in run.traces])),
+                "wall_s_per_question": float(run.wall_time.mean()), "rounds_per_question": float(run.n_rounds.mean()),
+                "accepted_first_round": int(sum(1 for t in run.traces if t.actions[0] == "accept")),
+                "reprompts": acts.get("reprompt", 0), "reassigns": acts.get("reassign", 0),
+                "delegations": acts.get("delegate", 0), "final_selects": acts.get("final_select", 0),
+                "invalid_final": int(sum(1 for t in run.traces if not t.final.valid)),
+            })
+        return rows
+
+    def summary_table(self) -> str:
+        """The policy table (markdown). ``calls/q``: generations requested per question (the cost a policy
+        incurs); ``generated/q``: those the completion cache did not already hold; ``wall s/q`` counts cached
+        completions as free (see ``share_cache``)."""
+        head = ["model", "policy", "n", "accuracy [95% Wilson]", "calls/q", "generated/q", "wall s/q", "rounds/q",
+                "accepted r1", "reprompt/reassign/delegate", "final select", "invalid"]
+        lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+        for r in self.summary_rows():
+            lines.append("| " + " | ".join([
+                r["model"], r["policy"], str(r["n"]),
+                f"{r['accuracy']:.1%} [{r['ci_low']:.1%}, {r['ci_high']:.1%}] ({r['correct']}/{r['n']})",
+                f"{r['calls_per_question']:.1f}", f"{r['generated_per_question']:.1f}",
+                f"{r['wall_s_per_question']:.2f}", f"{r['rounds_per_question']:.2f}",
+                str(r["accepted_first_round"]), f"{r['reprompts']}/{r['reassigns']}/{r['delegations']}",
+                str(r["final_selects"]), str(r["invalid_final"])]) + " |")
+        return "\n".join(lines)
+
+    def auroc_rows(self) -> list[dict[str, Any]]:
+        """Per model and metric: AUROC of the first-round signal for telling right from wrong first-round
+        answers (= AUROC of the uncertainty for flagging a wrong one), with n, wrong and missing counts;
+        plus the ``both`` policy's concern flag when that policy ran."""
+        from ..semantic.evaluation import auroc
+
+        rows = []
+        for model in self.models:
+            runs = {p: r for (m, p), r in self.runs.items() if m == model}
+            run = next(iter(runs.values()))
+            labels = run.first_correct
+            roles = list(run.config["coordinator"]["metrics"])
+            scores = {role: run.first_signal(role) for role in roles}
+            gated = [p for p in runs if policy_of(runs[p]).metrics]
+            if gated:
+                pol = policy_of(runs["both"] if "both" in runs else runs[gated[-1]])
+                scores[f"no concern ({pol.name})"] = np.array(
+                    [0.0 if pol.concerns(t.first_signals) else 1.0 for t in run.traces])
+            for name, s in scores.items():
+                ok = np.isfinite(s)
+                y = labels[ok]
+                value = float(auroc(s[ok], y)) if ok.any() else math.nan
+                rows.append({"model": model, "signal": name, "auroc": value, "n": int(ok.sum()),
+                             "wrong": int((~y).sum()), "missing": int((~ok).sum())})
+        return rows
+
+    def auroc_table(self) -> str:
+        lines = ["| model | first-round signal | AUROC (wrong-answer detection) | n | wrong | missing |", "|---|---|---|---|---|---|"]
+        for r in self.auroc_rows():
+            a = "undefined (all right or all wrong)" if math.isnan(r["auroc"]) else f"{r['auroc']:.3f}"
+            lines.append(f"| {r['model']} | {r['signal']} | {a} | {r['n']} | {r['wrong']} | {r['missing']} |")
+        return "\n".join(lines)
+
+    def paired(self) -> list[tuple[str, Any]]:
+        """(model, PairedComparison) for every pair of policies on the same questions (McNemar)."""
+        from ..semantic.evaluation import paired_comparison
+
+        out = []
+        for model in self.models:
+            pols = [p for (m, p) in self.runs if m == model]
+            for i, a in enumerate(pols):
+                for b in pols[i + 1:]:
+                    ra, rb = self.runs[(model, a)], self.runs[(model, b)]
+                    if ra.ids != rb.ids:
+                        raise OrchestrationError(f"runs {a!r} and {b!r} of {model} cover different questions")
+                    out.append((model, paired_comparison(rb.correct, ra.correct, names=(b, a))))
+        return out
+
+    def report(self) -> str:
+        """The whole summary as markdown: the policy table, paired verdicts, AUROCs, cache hit rate, caveats."""
+        note = ("calls/q = generations requested per question; generated/q = those not already in the completion "
+                "cache; wall s/q counts cached completions as free"
+                + (", and the policies share one cache (the first policy pays for the shared first round)"
+                   if self.config.share_cache else ""))
+        parts = ["## Policies", "", self.summary_table(), "", note + ".", "",
+                 "## Paired comparisons (McNemar, same questions)", ""]
+        parts += [f"- {model}: {pc.verdict}" for model, pc in self.paired()] or ["- (one policy only)"]
+        parts += ["", "## Wrong-answer detection from the first-round signals", "", self.auroc_table(), ""]
+        jc = self.judge_cache
+        if jc:
+            rate = jc.get("hit_rate", math.nan)
+            parts.append(f"Pair-judgement cache: {jc.get('hits', 0)} hits, {jc.get('misses', 0)} misses "
+                         f"(hit rate {'n/a' if math.isnan(rate) else f'{rate:.1%}'}).")
+        parts += ["", "Caveats: a few dozen questions give wide intervals (read the verdicts, not the point "
+                      "estimates); consistency is not correctness — an error shared by every sample passes every gate."]
+        return "\n".join(parts)
+
+    def figure(self):
+        """Accuracy with Wilson intervals per policy (left) and model calls per question (right)."""
+        from .figures import figure
+
+        return figure(self)
+
+    # -- files --------------------------------------------------------------------------------------
+    def to_dict(self) -> dict[str, Any]:
+        """The numbers as JSON values (NaN as null): config, summary rows, AUROCs, paired tests, judge cache, runs."""
+        return jsonable({
+            "config": self.config.to_dict(), "summary": self.summary_rows(), "auroc": self.auroc_rows(),
+            "paired": [{"model": m, "a": pc.names[0], "b": pc.names[1], "difference": pc.difference,
+                        "p_value": pc.p_value, "only_a": pc.only_a, "only_b": pc.only_b, "verdict": pc.verdict}
+                       for m, pc in self.paired()],
+            "judge_cache": dict(self.judge_cache),
+            "runs": {f"{m}/{p}": str(r.path) if r.path else None for (m, p), r in self.runs.items()},
+        })
+
+    def written(self) -> list[Path]:
+        """The outputs written (summary, results, figure) and the run file of every (model, policy)."""
+        return [*self.files.values(), *(run.path for run in self.runs.values() if run.path is not None)]
+
+
+#: Deprecated alias of :class:`OrchestrationResult` (the old name); removed in 0.3.
+ExperimentResult = OrchestrationResult
