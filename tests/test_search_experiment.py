@@ -16,8 +16,8 @@ from uncertainty_lab.search import Episode, EpisodeScore, PredicateBelief, Searc
 from uncertainty_lab.search.config import Condition, SearchConfig, gate_label, load_config, select_questions
 from uncertainty_lab.search.experiment import run_experiment
 from uncertainty_lab.search.oracle import OracleReader, OracleReaderError
-from uncertainty_lab.search.result import SearchResult
 from uncertainty_lab.search.prompts import answer_messages, decomposition_messages, policy_messages
+from uncertainty_lab.search.result import SearchResult
 
 FAST = {"llm": "oracle", "limit": 10, "progress": False, "figure": False}
 
