@@ -5,7 +5,8 @@ completed :class:`~uncertainty_lab.search.record.SearchStep` (its action, ``quer
 snapshot). The agent calls ``update`` once per step, in order, after the step's observation and belief update;
 the episode stops when any gate says stop (PBAI's "evaluate stop" for the next iteration), and every exit goes
 through the same final-answer step. ``stop_kind`` says which stop reason a gate gives: "exhausted", "budget" or
-"answered".
+"answered" for the built-ins; a plugin may name its own, and the experiment's tables count it as it is. The
+types live in :mod:`uncertainty_lab.contracts.gates` (re-exported here).
 
 Built-ins:
 
