@@ -149,7 +149,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from uncertainty_lab.datasets.search import load_search_questions
     from uncertainty_lab.search import SearchEnvironment, make_belief, make_gates, run_episode
-    from uncertainty_lab.search.experiment import OracleReader
+    from uncertainty_lab.search.oracle import OracleReader
 
     rows: list[tuple[str, str, str, str]] = []
     start_load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")

@@ -148,7 +148,7 @@ def test_run_episode_argument_errors(env, questions):
         run_episode(q, env, llm=ScriptedLLM(), max_steps=0)
     with pytest.raises(EpisodeError, match="question must be a SearchQuestion"):
         run_episode("", env, llm=ScriptedLLM())
-    with pytest.raises(ValueError, match="did you mean 'heuristic'"):
+    with pytest.raises(LookupError, match="no policy named 'heuristik'; available: heuristic, llm; closest match: 'heuristic'"):
         run_episode(q, env, llm=ScriptedLLM(), policy="heuristik")
 
 

@@ -227,7 +227,7 @@ def test_predicate_init_modes_and_skips(env):
     assert skipped["status"] == "skipped" and skipped["tokens"]["calls"] == 0
     with pytest.raises(ValueError, match="max_findings must be a positive integer"):
         PredicateBelief(max_findings=0)
-    with pytest.raises(ValueError, match="did you mean 'predicate'"):
+    with pytest.raises(LookupError, match="no belief named 'predicat'; available: implicit, predicate; closest match: 'predicate'"):
         make_belief("predicat")
 
 

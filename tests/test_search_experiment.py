@@ -13,18 +13,11 @@ import pytest
 
 from uncertainty_lab.datasets.search import load_search_questions
 from uncertainty_lab.search import Episode, EpisodeScore, PredicateBelief, SearchEnvironment, run_episode
-from uncertainty_lab.search.experiment import (
-    Condition,
-    OracleReader,
-    OracleReaderError,
-    SearchConfig,
-    SearchExperimentResult,
-    gate_label,
-    load_config,
-    run_experiment,
-    select_questions,
-)
+from uncertainty_lab.search.config import Condition, SearchConfig, gate_label, load_config, select_questions
+from uncertainty_lab.search.experiment import run_experiment
+from uncertainty_lab.search.oracle import OracleReader, OracleReaderError
 from uncertainty_lab.search.prompts import answer_messages, decomposition_messages, policy_messages
+from uncertainty_lab.search.result import SearchResult
 
 FAST = {"llm": "oracle", "limit": 10, "progress": False, "figure": False}
 
@@ -130,7 +123,7 @@ def test_savings_are_reported_with_the_accuracy_difference():
     without, with_ = Condition("heuristic", "implicit", ("fixed_budget",)), \
         Condition("heuristic", "implicit", ("exhaustion", "fixed_budget"))
     ids = [f"q{i}" for i in range(10)]
-    lose = SearchExperimentResult(cfg, {
+    lose = SearchResult(cfg, {
         without: [FakeEpisode(i, True, 100) for i in ids],
         with_: [FakeEpisode(i, k >= 8, 60) for k, i in enumerate(ids)],
     })
@@ -139,16 +132,16 @@ def test_savings_are_reported_with_the_accuracy_difference():
     assert row["accuracy_same"] is False and "NOT equal" in row["accuracy_note"]
     assert row["accuracy_difference"]["difference"] == pytest.approx(-0.8)
     assert "NOT equal" in lose.savings_table() and "+40%" in lose.savings_table()
-    same = SearchExperimentResult(cfg, {without: [FakeEpisode(i, k < 5, 100) for k, i in enumerate(ids)],
+    same = SearchResult(cfg, {without: [FakeEpisode(i, k < 5, 100) for k, i in enumerate(ids)],
                                         with_: [FakeEpisode(i, k < 5, 75) for k, i in enumerate(ids)]})
     (row,) = same.token_savings()
     assert row["accuracy_same"] and row["context_tokens"]["saving"] == pytest.approx(0.25)
     assert "equal accuracy" in row["accuracy_note"] and "says nothing" not in row["accuracy_note"]
-    zero = SearchExperimentResult(cfg, {without: [FakeEpisode(i, False, 100) for i in ids],
+    zero = SearchResult(cfg, {without: [FakeEpisode(i, False, 100) for i in ids],
                                         with_: [FakeEpisode(i, False, 50) for i in ids]})
     (row,) = zero.token_savings()
     assert row["accuracy_same"] and "both arms are at 0%, so this says nothing" in row["accuracy_note"]
-    noise = SearchExperimentResult(cfg, {without: [FakeEpisode(i, k < 5, 100) for k, i in enumerate(ids)],
+    noise = SearchResult(cfg, {without: [FakeEpisode(i, k < 5, 100) for k, i in enumerate(ids)],
                                          with_: [FakeEpisode(i, k < 4, 75) for k, i in enumerate(ids)]})
     (row,) = noise.token_savings()
     assert not row["accuracy_same"] and "within noise" in row["accuracy_note"]

@@ -11,7 +11,7 @@ import pytest
 
 from uncertainty_lab.datasets.search import load_search_questions
 from uncertainty_lab.search import Episode, SearchEnvironment, SearchStep, exhaustion_signals, run_episode
-from uncertainty_lab.search.experiment import OracleReader
+from uncertainty_lab.search.oracle import OracleReader
 from uncertainty_lab.widgets.search import (
     EpisodeStepper,
     belief_table,

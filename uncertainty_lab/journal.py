@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-__all__ = ["Journal", "JournalFormat", "JournalWriter", "config_diff", "drop_cut_tail", "read_records", "write_all"]
+__all__ = ["Journal", "JournalFormat", "JournalWriter", "config_changes", "config_diff", "drop_cut_tail", "read_records", "write_all"]
 
 
 def read_records(path: str | os.PathLike, *, error: type[Exception] = ValueError,
@@ -85,14 +85,24 @@ class JournalWriter:
         self.close()
 
 
+def config_changes(old: Any, new: Any, prefix: str = "") -> list[tuple[str, Any, Any]]:
+    """``(dotted key, old value, new value)`` wherever two JSON configurations differ."""
+    if isinstance(old, dict) and isinstance(new, dict):
+        out: list[tuple[str, Any, Any]] = []
+        for k in sorted(set(old) | set(new), key=str):
+            out += config_changes(old.get(k), new.get(k), f"{prefix}.{k}" if prefix else str(k))
+        return out
+    return [] if old == new else [(prefix or "(root)", old, new)]
+
+
 def config_diff(old: Any, new: Any, prefix: str = "") -> list[str]:
     """The dotted keys where two JSON configurations differ (``["k", "selector.params.ranking"]``)."""
-    if isinstance(old, dict) and isinstance(new, dict):
-        out: list[str] = []
-        for k in sorted(set(old) | set(new), key=str):
-            out += config_diff(old.get(k), new.get(k), f"{prefix}.{k}" if prefix else str(k))
-        return out
-    return [] if old == new else [prefix or "(root)"]
+    return [key for key, _, _ in config_changes(old, new, prefix)]
+
+
+def _short(value: Any, width: int = 60) -> str:
+    text = repr(value)
+    return text if len(text) <= width else text[: width - 1] + "…"
 
 
 @dataclass
@@ -179,11 +189,12 @@ class JournalFormat:
         if resume and path.is_file() and path.stat().st_size > 0:
             journal = self.read(path)
             if journal.header is not None:
-                diffs = config_diff(journal.config, config)
-                if diffs:
+                changes = config_changes(journal.config, config)
+                if changes:
+                    detail = "; ".join(f"{k}: file {_short(a)} vs now {_short(b)}" for k, a, b in changes[:6])
                     raise self.resume_error(
                         f"cannot resume {path}: it was made with a different configuration "
-                        f"({', '.join(diffs[:6])}{', …' if len(diffs) > 6 else ''} differ). Pass the same settings "
+                        f"({detail}{'; …' if len(changes) > 6 else ''}). Pass the same settings "
                         "to continue it, resume=False to overwrite it, or another path")
                 drop_cut_tail(path, journal.good)
                 return journal, JournalWriter(path, "a", allow_nan=allow_nan)

@@ -152,6 +152,8 @@ class LabResult:
     :meth:`save` and :meth:`written`."""
 
     report_name: ClassVar[str] = "summary"
+    #: resolution of figure.png
+    figure_dpi: ClassVar[int] = 110
 
     def report(self) -> str:
         raise NotImplementedError
@@ -164,7 +166,7 @@ class LabResult:
 
     def save(self, out_dir: str | os.PathLike | None = None, *, figure: bool = True) -> dict[str, Path]:
         """Write ``<report_name>.md``, ``results.json`` and (``figure``) ``figure.png`` to ``out_dir``."""
-        return save_outputs(self, out_dir, report=self.report_name, figure=figure)
+        return save_outputs(self, out_dir, report=self.report_name, figure=figure, dpi=self.figure_dpi)
 
     def written(self) -> list[Path]:
         """Every file the experiment wrote: the outputs and the run journals (what the CLI lists)."""

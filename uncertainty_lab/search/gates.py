@@ -1,11 +1,12 @@
 """Stopping gates: ``stopping_gates`` registry plugins that decide after each search step whether to stop.
 
 Protocol: ``reset()`` forgets the episode; ``update(step) -> GateDecision(stop, reason, signals)`` reads one
-completed :class:`~uncertainty_lab.search.episode.SearchStep` (its action, ``query``, ``passage_ids``, belief
+completed :class:`~uncertainty_lab.search.record.SearchStep` (its action, ``query``, ``passage_ids``, belief
 snapshot). The agent calls ``update`` once per step, in order, after the step's observation and belief update;
 the episode stops when any gate says stop (PBAI's "evaluate stop" for the next iteration), and every exit goes
 through the same final-answer step. ``stop_kind`` says which stop reason a gate gives: "exhausted", "budget" or
-"answered".
+"answered" for the built-ins; a plugin may name its own, and the experiment's tables count it as it is. The
+types live in :mod:`uncertainty_lab.contracts.gates` (re-exported here).
 
 Built-ins:
 
@@ -32,7 +33,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from ..contracts.gates import GateDecision, StoppingGate
-from .text import action_tokens
+from .text import action_tokens, jaccard
 
 __all__ = [
     "AnswerConvergenceGate",
@@ -63,7 +64,7 @@ def _action(step: Any) -> str:
 def exhaustion_signals(queries: list[str], passage_ids: list[list[str]], window: int = 5) -> list[dict[str, float]]:
     """J_t and UPR_t for a plain sequence of rounds (for plots and hand checks)."""
     gate = ExhaustionGate(window=window, p=10**6)
-    from .episode import SearchStep
+    from .record import SearchStep
 
     return [dict(gate.update(SearchStep(q, tuple(ids))).signals) for q, ids in zip(queries, passage_ids, strict=True)]
 
@@ -103,7 +104,7 @@ class ExhaustionGate(StoppingGate):
         tokens = action_tokens(_action_text(step))
         ids = list(getattr(step, "passage_ids", ()) or ())
         if self._recent:
-            sims = [_jaccard(tokens, prev) for prev in self._recent]
+            sims = [jaccard(tokens, prev) for prev in self._recent]
             j = max(sims)
         else:
             j = 0.0
@@ -128,12 +129,6 @@ class ExhaustionGate(StoppingGate):
         reason = ("round qualifies; streak " + f"{self._streak}/{self.p}") if qualifies else \
             f"continue: {' and '.join(why)}"
         return GateDecision(False, reason, signals)
-
-
-def _jaccard(a: frozenset[str], b: frozenset[str]) -> float:
-    if not a and not b:
-        return 1.0
-    return len(a & b) / len(a | b)
 
 
 @dataclass
@@ -276,8 +271,8 @@ class AnswerConvergenceGate(StoppingGate):
     def update(self, step: Any) -> GateDecision:
         from ..semantic import SampleSet
         from .answer import extract_answer
-        from .episode import step_seed
         from .prompts import answer_messages
+        from .record import step_seed
         from .text import count_tokens
 
         b = _belief(step)
@@ -312,30 +307,17 @@ class AnswerConvergenceGate(StoppingGate):
         return GateDecision(False, f"answers disagree: normalised {self.metric} {norm:.2f} > {self.threshold}", signals)
 
 
-def make_gates(gates: Any) -> list[Any]:
-    """Gate instances from names, ``(name, params)`` pairs, ``{"name":…, **params}`` dicts or instances."""
+def make_gates(gates: Any, *, what: str | None = "gates") -> list[Any]:
+    """Gate instances from names, ``(name, params)`` pairs, ``{"name":…, **params}`` tables or instances, each
+    through :func:`uncertainty_lab.registry.resolve` (errors name ``what[i]``; ``what=None``: no prefix). A gate
+    may appear once: its decisions are keyed by its name."""
     from .. import registry
 
     if gates is None:
         return []
-    if isinstance(gates, str) or not isinstance(gates, (list, tuple)):
+    if isinstance(gates, (str, dict)) or not isinstance(gates, (list, tuple)):
         gates = [gates]
-    out = []
-    for i, g in enumerate(gates):
-        if isinstance(g, str):
-            g = registry.create("stopping_gates", g)
-        elif isinstance(g, tuple) and len(g) == 2 and isinstance(g[0], str) and isinstance(g[1], dict):
-            g = registry.create("stopping_gates", g[0], **g[1])
-        elif isinstance(g, dict):
-            params = dict(g)
-            name = params.pop("name", None)
-            if not isinstance(name, str):
-                raise ValueError(f"gates[{i}] is a dict without a 'name': {g!r}")
-            g = registry.create("stopping_gates", name, **params)
-        if not (callable(getattr(g, "update", None)) and callable(getattr(g, "reset", None))):
-            raise ValueError(f"gates[{i}] must be a stopping_gates name or an object with reset() and update(step), "
-                             f"got {g!r}")
-        out.append(g)
+    out = [registry.resolve("stopping_gates", g, what=f"{what}[{i}]" if what else None) for i, g in enumerate(gates)]
     names = [getattr(g, "name", type(g).__name__) for g in out]
     dup = sorted({n for n in names if names.count(n) > 1})
     if dup:

@@ -24,6 +24,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+from ..registry import Catalogue, resolve
 from .environment import Action
 from .prompts import policy_messages
 from .text import action_tokens, count_tokens, entities, find_doc_ids
@@ -235,24 +236,13 @@ class HeuristicPolicy:
         return re.sub(r"#(\d+)", sub, text)
 
 
-POLICIES: dict[str, type] = {"llm": LLMPolicy, "heuristic": HeuristicPolicy}
+#: the action policies by name, for :func:`~uncertainty_lab.registry.resolve` (``policy=`` / ``policies``)
+POLICIES = Catalogue("policy", {"llm": LLMPolicy, "heuristic": HeuristicPolicy}, protocol=("propose",))
 
 
 def make_policy(spec: Any = "heuristic", **params: Any) -> Any:
-    """A policy from a name ("llm", "heuristic") and its parameters, or an instance with ``propose(ctx)``."""
-    if isinstance(spec, str):
-        if spec not in POLICIES:
-            import difflib
-
-            close = difflib.get_close_matches(spec, list(POLICIES), n=1)
-            hint = f"; did you mean {close[0]!r}?" if close else ""
-            raise ValueError(f"policy must be one of {sorted(POLICIES)} or an instance, got {spec!r}{hint}")
-        from ..parameters import validate
-
-        cls = POLICIES[spec]
-        return cls(**validate(cls, params, owner=f"policy {spec!r}"))
-    if params:
+    """A policy from a name ("llm", "heuristic") and its parameters, or an instance with ``propose(ctx)``
+    (:func:`~uncertainty_lab.registry.resolve` over :data:`POLICIES`)."""
+    if params and not isinstance(spec, str):
         raise ValueError("policy parameters go with a policy name, e.g. make_policy('llm', temperature=0.0)")
-    if not callable(getattr(spec, "propose", None)):
-        raise ValueError(f"policy must be 'llm', 'heuristic' or an object with propose(ctx), got {spec!r}")
-    return spec
+    return resolve(POLICIES, (spec, params) if isinstance(spec, str) else spec)
