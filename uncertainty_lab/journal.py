@@ -95,6 +95,15 @@ def config_diff(old: Any, new: Any, prefix: str = "") -> list[str]:
     return [] if old == new else [prefix or "(root)"]
 
 
+def _value_at(config: Any, dotted: str) -> Any:
+    """The value at a key :func:`config_diff` names (``"selector.params.ranking"``); None where it is missing."""
+    if dotted == "(root)":
+        return config
+    for part in dotted.split("."):
+        config = config.get(part) if isinstance(config, dict) else None
+    return config
+
+
 @dataclass
 class Journal:
     """A run file as read: its ``header``, the ``body`` records in order, the ``end`` record (None while the run
@@ -181,9 +190,11 @@ class JournalFormat:
             if journal.header is not None:
                 diffs = config_diff(journal.config, config)
                 if diffs:
+                    shown = "; ".join(f"{key}: file {_value_at(journal.config, key)!r:.80} vs now "
+                                      f"{_value_at(config, key)!r:.80}" for key in diffs[:6])
                     raise self.resume_error(
                         f"cannot resume {path}: it was made with a different configuration "
-                        f"({', '.join(diffs[:6])}{', …' if len(diffs) > 6 else ''} differ). Pass the same settings "
+                        f"({shown}{'; …' if len(diffs) > 6 else ''}). Pass the same settings "
                         "to continue it, resume=False to overwrite it, or another path")
                 drop_cut_tail(path, journal.good)
                 return journal, JournalWriter(path, "a", allow_nan=allow_nan)
