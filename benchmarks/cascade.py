@@ -39,7 +39,7 @@ class FreeLLM:
 
 def main() -> None:
     from uncertainty_lab.cascade import Event, HawkesSelector, History, NodeSpec, next_event
-    from uncertainty_lab.cascade.loop import generate_step, step_seeds
+    from uncertainty_lab.cascade.run import generate_step, step_seeds
     from uncertainty_lab.hawkes import HawkesModel
     from uncertainty_lab.journal import JournalWriter
 

@@ -11,17 +11,17 @@ import numpy as np
 import pytest
 
 from uncertainty_lab.cascade import CascadeError, CascadeRun, Event, History, NodeSpec
+from uncertainty_lab.cascade.config import DEFAULT_NODE_INSTRUCTIONS, CascadeConfig, load_config
 from uncertainty_lab.cascade.experiment import (
-    DEFAULT_NODE_INSTRUCTIONS,
-    CascadeConfig,
-    clean_headline,
-    copy_rate,
-    headline_prompt,
-    load_config,
+    EXPERIMENT,
+    CascadeContext,
+    CascadeExperiment,
     prepare,
     run_experiment,
     run_seed,
 )
+from uncertainty_lab.cascade.headlines import clean_headline, copy_rate
+from uncertainty_lab.cascade.prompt import headline_prompt
 from uncertainty_lab.cli import main
 from uncertainty_lab.contracts import MemoryItem
 from uncertainty_lab.datasets.news import NODES, load_news_cascade, news_cascade_path
@@ -105,8 +105,8 @@ def test_runs_are_complete_seeded_and_share_the_schedule(tiny, setup):
         assert run.stop_reason == "steps" and len(run) == 3
         assert run.config["seed"] == r and run.config["k"] == k == 3
         assert run.config["selector"]["name"] == sel
-        assert run.config["prompt_fn"].endswith("experiment.headline_prompt")
-        assert run.config["postprocess"].endswith("experiment.clean_headline")
+        assert run.config["prompt_fn"] == "uncertainty_lab.cascade.prompt.headline_prompt"
+        assert run.config["postprocess"] == "uncertainty_lab.cascade.headlines.clean_headline"
         assert run.seed_event == setup.seed_event
         for t, s in enumerate(run.steps, start=1):
             assert len(s.memory) <= 3
@@ -142,6 +142,23 @@ def test_figure_has_one_alignment_panel_per_k_and_a_drift_panel(tiny):
     assert len(axes) == 2
     assert "k = 3" in axes[0].get_title() and "drift" in axes[1].get_title()
     assert len(axes[1].collections) == 4  # one point per run
+
+
+def test_units_are_selector_by_k_by_run_each_with_its_seed_and_file(tmp_path):
+    """The lab contract: one unit per selector × k × run, seeded from the config alone, each journalled to its
+    own file; the experiment object is what run_experiment drives."""
+    assert isinstance(EXPERIMENT, CascadeExperiment) and EXPERIMENT.config_class is CascadeConfig
+    config = CascadeConfig(selectors=["hawkes", {"name": "hawkes", "ranking": "score"}], ks=[3, 5], runs=2, seed=4,
+                           out_dir=str(tmp_path))
+    context = CascadeContext(None, {s["label"]: None for s in config.selector_specs}, None, None, "", None, "")
+    units = EXPERIMENT.units(config, context)
+    assert [u.key for u in units] == [(s, k, r) for s in ("hawkes", "hawkes(ranking=score)") for k in (3, 5)
+                                      for r in (0, 1)]
+    assert [u.spec["seed"] for u in units] == [4, 5] * 4
+    assert units[0].path == tmp_path / "runs" / "hawkes__k3__run0.jsonl"
+    assert units[-1].path == tmp_path / "runs" / "hawkes_ranking_score__k5__run1.jsonl"
+    assert units[-1].label == "hawkes(ranking=score), k=5, run 1"
+    assert len({u.path for u in units}) == len(units)
 
 
 # --- no leakage -----------------------------------------------------------------------------------------------

@@ -17,8 +17,8 @@ import pytest  # noqa: E402
 from fake_ollama import FakeOllama  # noqa: E402
 
 from uncertainty_lab import registry  # noqa: E402
-from uncertainty_lab.cascade import History, simulate_cascade  # noqa: E402
-from uncertainty_lab.cascade.experiment import CascadeConfig, headline_prompt, prepare  # noqa: E402
+from uncertainty_lab.cascade import CascadeConfig, History, headline_prompt, simulate_cascade  # noqa: E402
+from uncertainty_lab.cascade.experiment import prepare  # noqa: E402
 from uncertainty_lab.embeddings import Embedder  # noqa: E402
 from uncertainty_lab.hawkes import HawkesModel  # noqa: E402
 from uncertainty_lab.llm import CompletionCache, get_llm  # noqa: E402

@@ -1,23 +1,17 @@
-"""Notebook 02's panels and the helpers behind its cells: a HawkesLLM cascade step by step, and selectors
-compared live.
+"""Notebook 02's selector explorer: a short HawkesLLM cascade simulated, evaluated and compared live.
 
 The decisions live in plain functions a test can call without a browser:
 
-- :func:`plot_alpha` / :func:`plot_beta_grid` — the fitted excitation α̂ as a heat-map labelled source → target,
-  and the log-likelihood over the β grid with unstable candidates greyed out and ρ(G) annotated;
-- :func:`memory_table` — Algorithm 1 at one step of a run: per node the raw excitation w^raw it sends to the
-  target, the recency order, the selected set S and the normalised weights (for other selectors: what they chose);
-- :func:`prompt_text` — the messages the model saw, as plain text;
-- :func:`steps_table` — one row per step: time, node, memory (node: weight), text, S_t and the two drifts;
 - :func:`run_panel` — the explorer's whole computation: simulate a short cascade with the chosen selector, k,
   steps, temperature and backend from the experiment's setup, evaluate it, tabulate it (:class:`PanelResult`);
-- :func:`draw_panel` — S_t of the latest results (the comparison) and the current run's drifts;
-- :func:`samples_table` / :func:`uncertainty_curve` — the alternative samples stored in a run, and their
-  rescoring with another metric (no model calls).
+- :func:`comparison_table` / :func:`draw_panel` — every run so far side by side; S_t of the latest results and
+  the current run's drifts.
 
 :class:`CascadeExplorer` (from :func:`cascade_explorer`) only wires ``run_panel`` to controls. Every run is
 kept, so the comparison table grows as a learner switches selector or k. Figures go to an ``ipywidgets.Image``
-as PNG (not an ``Output`` widget; see :mod:`uncertainty_lab.widgets.hawkes` for why).
+as PNG (not an ``Output`` widget; see :mod:`uncertainty_lab.widgets.hawkes` for why). The views of one run
+(:mod:`uncertainty_lab.widgets.cascade_views`: the fit pictures, the memory, steps and samples tables) are
+importable from here too.
 """
 
 from __future__ import annotations
@@ -25,7 +19,7 @@ from __future__ import annotations
 import html
 import io
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -34,6 +28,16 @@ import numpy as np
 
 from .. import registry
 from ..table import Table
+from .cascade_views import (
+    memory_table,
+    plot_alpha,
+    plot_beta_grid,
+    prompt_text,
+    rounded,
+    samples_table,
+    steps_table,
+    uncertainty_curve,
+)
 from .hawkes import SliderRange
 
 __all__ = [
@@ -64,161 +68,6 @@ RANGES: dict[str, SliderRange] = {
 BACKENDS: tuple[str, ...] = ("embedded", "auto", "ollama:qwen2.5:3b")
 _STYLE = {"description_width": "initial"}
 _SHOWN = 6  # runs drawn in the comparison panel
-
-
-def _r(x: float, nd: int = 3) -> float:
-    return round(float(x), nd) if math.isfinite(float(x)) else math.nan
-
-
-# --- fit pictures ----------------------------------------------------------------------------------------------
-
-
-def plot_alpha(model: Any, node_names: Sequence[str] | None = None, *, ax: Any = None, annotate: bool = True):
-    """Heat-map of α̂ (``alpha[source j, target i]``, per hour): rows are sources, columns targets. Returns
-    (Figure, Axes)."""
-    import matplotlib.pyplot as plt
-
-    alpha = np.asarray(model.alpha, dtype=float)
-    n = alpha.shape[0]
-    names = list(node_names) if node_names is not None else [f"node {i}" for i in range(n)]
-    if len(names) != n:
-        raise ValueError(f"node_names has {len(names)} names for {n} nodes")
-    if ax is None:
-        fig, ax = plt.subplots(figsize=(1.2 * n + 2.8, 1.1 * n + 1.6), constrained_layout=True)
-    else:
-        fig = ax.figure
-    im = ax.imshow(alpha, cmap="magma", vmin=0.0)
-    fig.colorbar(im, ax=ax, label="α̂ (jump in the target's rate, per hour)")
-    ax.set_xticks(range(n), names, rotation=45, ha="right")
-    ax.set_yticks(range(n), names)
-    ax.set_xlabel("target i  (the node that reacts)")
-    ax.set_ylabel("source j  (the node that spoke)")
-    beta = getattr(model, "beta", None)
-    ax.set_title("α̂[source → target]" + (f", β = {beta:g} /h" if beta else ""), fontsize="medium")
-    if annotate:
-        top = alpha.max() if alpha.size else 0.0
-        for j in range(n):
-            for i in range(n):
-                ax.text(i, j, f"{alpha[j, i]:.2f}", ha="center", va="center", fontsize="small",
-                        color="black" if alpha[j, i] > 0.6 * top else "white")
-    return fig, ax
-
-
-def plot_beta_grid(fit: Any, *, ax: Any = None):
-    """The training log-likelihood of each β candidate of a ``fit_hawkes`` result (unstable ones grey, the
-    chosen one marked), each point annotated with ρ(G). Returns (Figure, Axes)."""
-    import matplotlib.pyplot as plt
-
-    rows = fit.table.to_dicts()
-    if ax is None:
-        fig, ax = plt.subplots(figsize=(6.4, 3.4), constrained_layout=True)
-    else:
-        fig = ax.figure
-    beta = np.array([r["beta"] for r in rows], dtype=float)
-    ll = np.array([r["loglik"] for r in rows], dtype=float)
-    stable = np.array([bool(r["stable"]) for r in rows])
-    chosen = np.array([bool(r.get("selected")) for r in rows])
-    ax.plot(beta, ll, color="0.6", lw=1, zorder=1)
-    ax.scatter(beta[stable], ll[stable], color="C0", zorder=2, label="stable (ρ(G) < 1)")
-    if (~stable).any():
-        ax.scatter(beta[~stable], ll[~stable], color="0.75", zorder=2, label="unstable: not eligible")
-    if chosen.any():
-        ax.scatter(beta[chosen], ll[chosen], s=160, facecolors="none", edgecolors="C3", lw=2, zorder=3,
-                   label="chosen")
-    for b, v, r in zip(beta, ll, rows, strict=True):
-        ax.annotate(f"ρ={r['rho']:.2f}", (b, v), textcoords="offset points", xytext=(4, -12), fontsize="x-small")
-    ax.set_xscale("log")
-    ax.set_xlabel("decay β (per hour; log scale)")
-    ax.set_ylabel("log-likelihood ℓ(β)")
-    ax.set_title("choosing β on the training events", fontsize="medium")
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize="small")
-    return fig, ax
-
-
-# --- one run, explained ------------------------------------------------------------------------------------------
-
-
-def _selector_of(run: Any) -> Any:
-    sel = run.config.get("selector", {})
-    return registry.create("memory_selectors", sel.get("name", "hawkes"), **sel.get("params", {}))
-
-
-def memory_table(run: Any, step: int, model: Any = None) -> Table:
-    """What the memory selector did at ``step`` (1..L) of ``run``.
-
-    For the ``hawkes`` selector (Algorithm 1), one row per node: its latest event before τ_t (index into the
-    run's events, 0 = the seed, and time), its recency rank (1 = spoke most recently), the raw excitation
-    w^raw_{j,t} = α̂_{j,n_t} Σ e^{-β(τ_t − τ_m)} it sends to the target node n_t, whether it is in S, and its
-    normalised weight w_{j,t}. Recomputed with ``model`` (the fitted HawkesModel) and checked against the memory
-    the run stored. For other selectors, one row per remembered event (index, node, time, weight, text).
-    """
-    from ..cascade import History
-
-    if not 1 <= step <= len(run.steps):
-        raise ValueError(f"step must be in 1..{len(run.steps)}, got {step!r}")
-    s = run.steps[step - 1]
-    history = History(run.node_specs, run.events[:step])
-    names = run.node_names
-    selector = _selector_of(run)
-    if getattr(selector, "name", "") != "hawkes":
-        rows = [{"index": m.index, "node": names[m.node], "time (h)": _r(history[m.index].time, 1),
-                 "weight": _r(m.weight), "text": history[m.index].text} for m in s.memory]
-        return Table(rows, ["index", "node", "time (h)", "weight", "text"],
-                     title=f"step {step}: {selector.name} memory for {names[s.node]} at t = {s.time:.1f} h")
-    if model is None:
-        raise ValueError("memory_table needs model= (the fitted HawkesModel) to explain the hawkes selector")
-    k = int(run.config["k"])
-    ex = selector.explain(history, s.time, s.node, k, model)
-    if list(ex.items) != list(s.memory):
-        raise ValueError(f"step {step}: Algorithm 1 with this model selects {list(ex.items)}, but the run stored "
-                         f"{list(s.memory)}; pass the model the run was made with")
-    rank = {j: r + 1 for r, j in enumerate(sorted(
-        (j for j in range(len(names)) if ex.latest[j] is not None),
-        key=lambda j: (history[ex.latest[j]].time, ex.latest[j]), reverse=True))}
-    weight = {m.node: m.weight for m in ex.items}
-    rows = []
-    for j, name in enumerate(names):
-        latest = ex.latest[j]
-        rows.append({
-            "node j": name,
-            "latest event": "—" if latest is None else latest,
-            "its time (h)": math.nan if latest is None else _r(history[latest].time, 1),
-            "recency rank": "—" if j not in rank else rank[j],
-            "w_raw": float(f"{ex.raw[j]:.4g}"),
-            "in S": j in ex.selected,
-            "weight w": _r(weight[j]) if j in weight else 0.0,
-        })
-    title = (f"step {step}: target n_t = {names[s.node]} at τ_t = {s.time:.1f} h, k = {k} — S = "
-             f"{[names[j] for j in ex.selected] or 'empty'}")
-    return Table(rows, ["node j", "latest event", "its time (h)", "recency rank", "w_raw", "in S", "weight w"],
-                 title=title)
-
-
-def prompt_text(messages: Sequence[Mapping[str, str]]) -> str:
-    """Chat messages as plain text, one ``--- role ---`` block each (what the model is sent, verbatim)."""
-    return "\n".join(f"--- {m['role']} ---\n{m['content']}" for m in messages)
-
-
-def steps_table(run: Any, diagnostics: Any = None, *, title: str = "") -> Table:
-    """One row per step of ``run``: time, node, memory as ``node:weight`` (most relevant first, as in the
-    prompt), the text, and S_t / global / local drift when ``diagnostics`` (from ``evaluate_run``) are given."""
-    names = run.node_names
-    events = run.events
-    curves = getattr(diagnostics, "curves", {}) if diagnostics is not None else {}
-    rows = []
-    for i, s in enumerate(run.steps):
-        row = {"step": s.step, "t (h)": _r(s.time, 1), "node": names[s.node],
-               "memory (node: weight)": ", ".join(f"{names[events[m.index].node]}: {m.weight:.2f}" for m in s.memory)
-               or "(empty)", "text": s.text}
-        for key, label in (("alignment", "S_t"), ("global_drift", "global drift"), ("local_drift", "local drift")):
-            if key in curves:
-                row[label] = _r(curves[key].values[i])
-        rows.append(row)
-    columns = ["step", "t (h)", "node", "memory (node: weight)", "text"] + [
-        label for key, label in (("alignment", "S_t"), ("global_drift", "global drift"), ("local_drift", "local drift"))
-        if key in curves]
-    return Table(rows, columns, title=title)
 
 
 # --- the explorer's computation ----------------------------------------------------------------------------------
@@ -268,7 +117,7 @@ def _spec_of(llm: Any) -> str:
 
 
 def _summary(run: Any, diagnostics: Any, settings: dict[str, Any]) -> dict[str, Any]:
-    from ..cascade.experiment import copy_rate
+    from ..cascade.headlines import copy_rate
 
     a = diagnostics.summaries.get("alignment")
     return {
@@ -294,11 +143,9 @@ def run_panel(setup: Any, selector: str = "hawkes", k: int = 3, steps: int = 4, 
     ``seed`` share the event schedule, so switching the selector changes only the memory. Nothing is written
     unless ``out`` (a JSONL path) is given; every model answer is cached.
     """
-    from ..cascade import evaluate_run, simulate_cascade
-    from ..cascade.experiment import PROMPTS, clean_headline
+    from ..cascade import PROMPTS, clean_headline, evaluate_run, simulate_cascade
 
-    if selector not in registry.names("memory_selectors"):
-        registry.get("memory_selectors", selector)  # raises, naming the choices and the closest match
+    registry.get("memory_selectors", selector)  # an unknown name raises now, naming the choices and the closest
     RANGES["k"].check("k", k, int)
     RANGES["steps"].check("steps", steps, int)
     RANGES["temperature"].check("temperature", temperature, float)
@@ -309,7 +156,7 @@ def run_panel(setup: Any, selector: str = "hawkes", k: int = 3, steps: int = 4, 
         from ..embeddings import Embedder
 
         embedder = Embedder()
-    sel = registry.create("memory_selectors", selector)
+    sel = registry.resolve("memory_selectors", selector)
     if getattr(sel, "embedder", "x") is None:
         sel.embedder = embedder
     run = simulate_cascade(setup.seed_event, setup.model, sel, llm, steps=int(steps), k=int(k), seed=int(seed),
@@ -329,8 +176,9 @@ def comparison_table(results: Sequence[PanelResult]) -> Table:
     for n, r in enumerate(results, start=1):
         s = r.summary
         rows.append({"#": n, "selector": s["selector"], "k": s["k"], "steps": s["steps"], "T": s["temperature"],
-                     "backend": s["backend"], "mean S": _r(s["mean_S"]), "late S": _r(s["late_S"]),
-                     "trend": s["trend"], "global drift": _r(s["global_drift"]), "local drift": _r(s["local_drift"]),
+                     "backend": s["backend"], "mean S": rounded(s["mean_S"]), "late S": rounded(s["late_S"]),
+                     "trend": s["trend"], "global drift": rounded(s["global_drift"]),
+                     "local drift": rounded(s["local_drift"]),
                      "copies": f"{s['copies']:.0%}" if math.isfinite(s["copies"]) else "—"})
     return Table(rows, ["#", "selector", "k", "steps", "T", "backend", "mean S", "late S", "trend", "global drift",
                         "local drift", "copies"], title="runs so far")
@@ -362,7 +210,8 @@ def draw_panel(results: Sequence[PanelResult], *, late_fraction: float = 1 / 3):
     ax_s.set_title("alignment with the held-out headlines", fontsize="medium")
     ax_s.grid(alpha=0.3)
     ax_s.legend(fontsize="x-small")
-    for key, label in (("global_drift", "global drift (from the seed)"), ("local_drift", "local drift (from the memory)")):
+    for key, label in (("global_drift", "global drift (from the seed)"),
+                       ("local_drift", "local drift (from the memory)")):
         v = current.diagnostics.curves[key].values
         ax_d.plot(np.arange(1, v.size + 1), v, marker="o", ms=3, label=label)
     ax_d.set_xlabel("step t")
@@ -371,39 +220,6 @@ def draw_panel(results: Sequence[PanelResult], *, late_fraction: float = 1 / 3):
     ax_d.grid(alpha=0.3)
     ax_d.legend(fontsize="small")
     return fig
-
-
-def samples_table(run: Any, *, title: str = "") -> Table:
-    """One row per step of a run made with ``samples_per_step`` > 0: node, the kept text, the alternative samples
-    and the uncertainty the run's metric gave them."""
-    m = max((len(s.samples) for s in run.steps if s.samples), default=0)
-    rows = []
-    for s in run.steps:
-        row = {"step": s.step, "node": run.node_names[s.node], "kept text": s.text}
-        for i in range(m):
-            row[f"sample {i + 1}"] = s.samples[i] if s.samples and i < len(s.samples) else ""
-        row["uncertainty"] = _r(s.uncertainty)
-        rows.append(row)
-    return Table(rows, ["step", "node", "kept text", *[f"sample {i + 1}" for i in range(m)], "uncertainty"],
-                 title=title)
-
-
-def uncertainty_curve(run: Any, metric: Any) -> np.ndarray:
-    """The per-step uncertainty of the alternative samples stored in ``run`` (made with ``samples_per_step`` > 0)
-    under ``metric`` (a ``metrics`` name, ``{"name", ...params}`` or an instance) — a rescoring, no model calls;
-    shape (L,). Logprob-based metrics need the logprobs, which the run does not store: use them at run time."""
-    from ..semantic.samples import SampleSet
-
-    if isinstance(metric, str):
-        metric = registry.create("metrics", metric)
-    elif isinstance(metric, Mapping):
-        params = dict(metric)
-        metric = registry.create("metrics", params.pop("name"), **params)
-    out = np.full(len(run.steps), math.nan)
-    for i, s in enumerate(run.steps):
-        if s.samples:
-            out[i] = float(metric.score(SampleSet.from_texts(list(s.samples), None, "")).uncertainty)
-    return out
 
 
 # --- the widget -----------------------------------------------------------------------------------------------

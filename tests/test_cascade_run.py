@@ -1,4 +1,4 @@
-"""The generation loop: JSONL streaming, resume after an interruption, reload, validation, the per-step
+"""The generation loop (run.py): JSONL streaming, resume after an interruption, reload, validation, the per-step
 uncertainty curve — with a fake language model for the bookkeeping and the real embedded model end to end."""
 
 from __future__ import annotations
