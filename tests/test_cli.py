@@ -400,6 +400,62 @@ def test_run_with_a_bad_setting_that_is_no_plugin_still_exits_1(tmp_path, capsys
     assert err.startswith(f"error: {cfg}: ") and message in err
 
 
+@pytest.mark.parametrize("command", sorted(cli.LABS))
+def test_run_help_lists_every_setting_with_its_default_and_meaning(command, capsys):
+    import dataclasses
+
+    config_class = cli._experiment(command).config_class
+    with pytest.raises(SystemExit) as exit_:
+        main([command, "run", "--help"])
+    assert exit_.value.code == 0
+    out = capsys.readouterr().out
+    assert "``" not in out and ":class:" not in out  # no reStructuredText markup on a terminal
+    for f in dataclasses.fields(config_class):
+        assert f.metadata.get("help"), f"{config_class.__name__}.{f.name} has no help text"
+        line = next((ln for ln in out.splitlines() if ln.split()[:1] == [f.name]), None)
+        assert line is not None, f"setting {f.name!r} is missing from `{command} run --help`"
+        default = f.default_factory() if f.default_factory is not dataclasses.MISSING else f.default
+        assert f"default: {json.dumps(default, ensure_ascii=False, default=repr)}" in out
+
+
+def test_run_check_prints_the_plan_and_runs_nothing(tmp_path, capsys):
+    cfg = tmp_path / "search.toml"
+    cfg.write_text(f'llm = "oracle"\nlimit = 2\nout_dir = "{tmp_path / "out"}"\n', encoding="utf-8")
+    assert main(["search", "run", "--config", str(cfg), "--check"]) == 0
+    out = capsys.readouterr().out
+    assert "changed settings:" in out and "limit = 2" in out and "llm = 'oracle'" in out
+    assert out.count("[new]") == 2 * len(cli._experiment("search").config_class().conditions())
+    assert "nothing was run" in out
+    assert not (tmp_path / "out").exists()
+
+
+def test_run_without_bars_logs_one_line_per_unit_and_lists_every_file(tmp_path, capsys):
+    cfg = tmp_path / "search.toml"
+    cfg.write_text(f'llm = "oracle"\nlimit = 1\nbeliefs = ["implicit"]\nout_dir = "{tmp_path / "out"}"\n',
+                   encoding="utf-8")
+    assert main(["search", "run", "--config", str(cfg), "--no-progress"]) == 0
+    captured = capsys.readouterr()
+    n_units = len(cli._experiment("search").config_class.from_mapping({"beliefs": ["implicit"]}).conditions())
+    logged = [ln for ln in captured.err.splitlines() if ln.startswith("[")]
+    assert [ln.split("]")[0] for ln in logged] == [f"[{i}/{n_units}" for i in range(1, n_units + 1)]
+    wrote = captured.out.split("wrote: ")[1]
+    assert str(tmp_path / "out" / "summary.md") in wrote and wrote.count(".jsonl") == n_units
+
+
+def test_ctrl_c_during_a_run_says_how_to_resume(tmp_path, capsys, monkeypatch):
+    experiment = cli._experiment("search")
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(experiment, "run_unit", interrupted)
+    cfg = tmp_path / "search.toml"
+    cfg.write_text(f'llm = "oracle"\nlimit = 1\nout_dir = "{tmp_path / "out"}"\n', encoding="utf-8")
+    assert main(["search", "run", "--config", str(cfg), "--no-progress"]) == 130
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("interrupted;") and "rerun the same command to resume" in err[0]
+
+
 # --- lab ------------------------------------------------------------------------------------------
 
 def test_lab_target_prefers_the_start_notebook(tmp_path, monkeypatch):

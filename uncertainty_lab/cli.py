@@ -8,9 +8,11 @@ can call the pieces directly: :func:`plugins_table`, :func:`plugins_markdown`, :
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import importlib
 import importlib.metadata
 import os
+import re
 import sys
 import warnings
 from dataclasses import dataclass
@@ -344,55 +346,119 @@ def _caused_by_plugin(exc: BaseException | None) -> bool:
     return False
 
 
-def run_experiment_command(lab: str, args, wrote) -> int:
-    """``<lab> run``: load ``args.config`` with ``uncertainty_lab.<lab>.experiment``, apply ``--out-dir`` and
-    ``--no-progress``, run it, print the report and ``wrote: `` + ``wrote(result)``. A bad config or an
-    unavailable model is one ``error:`` line on stderr: exit 2 for a plugin error (see :data:`PLUGIN_ERRORS`), else 1."""
+#: the labs' run commands: command -> (the lab's experiment module, one line of help). A new lab adds one line.
+LABS: dict[str, tuple[str, str]] = {
+    "cascade": ("uncertainty_lab.cascade.experiment",
+                "HawkesLLM cascade experiments: memory selectors x k x runs on a news cascade"),
+    "orchestrate": ("uncertainty_lab.orchestration.experiment",
+                    "uncertainty-guided orchestration (HASSUM): coordinator policies over QA items"),
+    "search": ("uncertainty_lab.search.experiment",
+               "agentic search (CGDP): beliefs x stopping gates x policies over multi-hop questions"),
+}
+
+
+def _plain(text: str) -> str:
+    """Help text without reStructuredText markup (``x`` and :class:`x` read as 'x')."""
+    text = re.sub(r":[a-z]+:`~?([^`]+)`", r"'\1'", text)
+    return re.sub(r"``([^`]+)``", r"'\1'", text)
+
+
+def settings_epilog(config_class) -> str:
+    """Every setting of a lab's config with its default and meaning (what ``<lab> run --help`` ends with)."""
+    rows = config_class.settings_help()
+    width = max(len(name) for name, _, _ in rows)
+    lines = [f"settings of a {config_class.__name__} file (.json or .toml), with their defaults:"]
+    for name, default, help_text in rows:
+        lines.append(f"  {name:<{width}}  {_plain(help_text)}")
+        lines.append(f"  {'':<{width}}  default: {default}")
+    return "\n".join(lines)
+
+
+def _experiment(command: str):
+    return importlib.import_module(LABS[command][0]).EXPERIMENT
+
+
+def _log_unit(done: int, total: int, label: str, seconds: float) -> None:
+    print(f"[{done}/{total}] {label} ({seconds:.1f} s)", file=sys.stderr, flush=True)
+
+
+def check_plan(experiment, config) -> str:
+    """What ``<lab> run --check`` prints: the settings that differ from the defaults, every unit with its run file
+    and whether it will start or resume, and where the outputs go. Builds the shared context (so a missing model,
+    data file or plugin is found now) but runs nothing."""
+    defaults = type(config)()
+    changed = [f"  {f.name} = {getattr(config, f.name)!r}" for f in dataclasses.fields(config)
+               if getattr(config, f.name) != getattr(defaults, f.name)]
+    context = experiment.prepare(config)
+    units = experiment.units(config, context)
+    lines = ["config: " + ("all defaults" if not changed else "changed settings:"), *changed,
+             f"{len(units)} {experiment.unit_name}s:"]
+    shown = units if len(units) <= 12 else units[:10]
+    for unit in shown:
+        state = "new" if unit.path is None or not Path(unit.path).exists() else (
+            "exists (overwrite = true starts it afresh)" if config.overwrite else "exists (resumes)")
+        lines.append(f"  {unit.label}: {unit.path or '(in memory)'} [{state}]")
+    if len(shown) < len(units):
+        started = sum(1 for u in units if u.path is not None and Path(u.path).exists())
+        lines.append(f"  ... and {len(units) - len(shown)} more ({started} of all {len(units)} run files exist)")
+    lines.append(f"outputs in {Path(config.out_dir).resolve()}; nothing was run (drop --check to run)")
+    return "\n".join(lines)
+
+
+def run_experiment_command(args) -> int:
+    """``<lab> run``: load ``args.config`` (or the defaults) with the lab's config class, apply ``--out-dir`` and
+    ``--no-progress`` (then one line per finished unit instead of bars), and run it (``--check``: print the plan
+    only). Prints the report and every file written. A bad config or an unavailable model is one ``error:`` line
+    on stderr: exit 2 for a plugin error (see :data:`PLUGIN_ERRORS`), else 1; Ctrl-C says how to resume (130)."""
     from .llm import LLMError
 
-    experiment = importlib.import_module(f"{__package__}.{lab}.experiment")
+    experiment = _experiment(args.command)
     overrides = {k: v for k, v in (("out_dir", args.out_dir), ("progress", False if args.no_progress else None))
                  if v is not None}
     try:
-        result = experiment.run_experiment(experiment.load_config(args.config), **overrides)
-    except (FileNotFoundError, ValueError, LLMError, *PLUGIN_ERRORS) as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        config = experiment.config_class.coerce(args.config, overrides)
+        if args.check:
+            print(check_plan(experiment, config))
+            return 0
+        result = experiment.run(config, log=_log_unit if not config.progress else None)
+    except KeyboardInterrupt:
+        out = getattr(locals().get("config"), "out_dir", None) or "the out_dir"
+        print(f"\ninterrupted; everything finished so far is kept in {out}: rerun the same command to resume",
+              file=sys.stderr)
+        return 130
+    except (FileNotFoundError, ValueError, TypeError, LLMError, *PLUGIN_ERRORS) as exc:
+        where = f"{args.config}: " if args.config and str(args.config) not in str(exc) else ""
+        print(f"error: {where}{exc}", file=sys.stderr)
         return 2 if _caused_by_plugin(exc) else 1
     print(result.report())
-    print("\nwrote: " + wrote(result))
+    print("\nwrote: " + ", ".join(str(p) for p in result.written()))
     return 0
-
-
-def cmd_cascade(args) -> int:
-    return run_experiment_command("cascade", args, lambda r: ", ".join(str(p) for p in r.files.values())
-                                  + f"; {len(r.runs)} run files under {r.out_dir / 'runs'}")
-
-
-def cmd_orchestrate(args) -> int:
-    return run_experiment_command("orchestration", args, lambda r: ", ".join(
-        str(p) for p in [*r.files.values(), *(run.path for run in r.runs.values())]))
-
-
-def cmd_search(args) -> int:
-    return run_experiment_command("search", args, lambda r: ", ".join(str(p) for p in r.files.values())
-                                  + f"; {sum(len(eps) for eps in r.episodes.values())} episode files "
-                                  f"under {r.out_dir / 'episodes'}")
 
 
 # --- entry point ----------------------------------------------------------------------------------
 
-def _add_run_command(sub, name: str, func, help: str, run_help: str, config_class: str) -> None:
-    """``uncertainty-lab NAME run --config FILE [--out-dir DIR] [--no-progress]``."""
-    p = sub.add_parser(name, help=help)
+def _add_run_command(sub, name: str, help: str, epilog: bool) -> None:
+    """``uncertainty-lab NAME run [--config FILE] [--out-dir DIR] [--no-progress] [--check]``; with ``epilog`` the
+    help lists every setting of the lab's config (it imports the lab, so only for the command being run)."""
+    p = sub.add_parser(name, help=help, description=help)
     actions = p.add_subparsers(dest="action", required=True, metavar="ACTION")
-    run = actions.add_parser("run", help=run_help)
-    run.add_argument("--config", required=True, metavar="FILE", help=f"a .json or .toml {config_class}")
+    config_class = _experiment(name).config_class if epilog else None
+    run = actions.add_parser("run", help="run the experiment a config describes (resumes an interrupted run)",
+                             description=f"{help}. Writes run journals, a report, results.json and figure.png to "
+                                         "out_dir; rerunning the same command resumes an interrupted run.",
+                             epilog=settings_epilog(config_class) if config_class else None,
+                             formatter_class=argparse.RawDescriptionHelpFormatter)
+    run.add_argument("--config", default=None, metavar="FILE",
+                     help="a .json or .toml file of settings (default: every setting at its default)")
     run.add_argument("--out-dir", default=None, help="write here instead of the config's out_dir")
-    run.add_argument("--no-progress", action="store_true", help="no progress bars")
-    p.set_defaults(func=func)
+    run.add_argument("--no-progress", action="store_true", help="no progress bars: one line per finished unit")
+    run.add_argument("--check", action="store_true",
+                     help="validate the config, build what the units share and print the plan; run nothing")
+    p.set_defaults(func=run_experiment_command)
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(lab_help: str | None = None) -> argparse.ArgumentParser:
+    """The parser; ``lab_help`` names the lab command whose ``run --help`` lists its settings."""
     parser = argparse.ArgumentParser(prog="uncertainty-lab", description=__doc__.splitlines()[0])
     parser.add_argument("--version", action="version", version=f"uncertainty-lab {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -422,22 +488,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--port", type=int, default=None, help="port for the server (default: Jupyter's)")
     p.set_defaults(func=cmd_lab)
 
-    _add_run_command(sub, "cascade", cmd_cascade, "HawkesLLM cascade experiments: selectors x k x runs, headless",
-                     "run the selectors of a config; write JSONL runs, table.md, results.json, figure.png "
-                     "(resumes an interrupted run)", "CascadeConfig")
-    _add_run_command(sub, "orchestrate", cmd_orchestrate,
-                     "uncertainty-guided orchestration (HASSUM) experiments, headless",
-                     "run the policies of a config; write JSONL runs, summary.md, results.json, figure.png "
-                     "(resumes an interrupted run)", "ExperimentConfig")
-    _add_run_command(sub, "search", cmd_search,
-                     "agentic search (CGDP) experiments: beliefs x stopping gates x policies, headless",
-                     "run the conditions of a config; write JSONL episodes, summary.md, results.json, figure.png "
-                     "(resumes an interrupted run)", "SearchConfig")
+    for name, (_, text) in LABS.items():
+        _add_run_command(sub, name, text, epilog=name == lab_help)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
+    parser = build_parser(next((a for a in argv if a in LABS), None))
     args = parser.parse_args(argv)
     try:
         return args.func(args)

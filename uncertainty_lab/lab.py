@@ -23,7 +23,7 @@ import hashlib
 import json
 import os
 import warnings
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
@@ -197,9 +197,12 @@ class Experiment:
         raise NotImplementedError
 
     def run(self, config: Any = None, *, save: bool = True, resources: Mapping[str, Any] | None = None,
-            **overrides: Any) -> LabResult:
+            log: Callable[[int, int, str, float], None] | None = None, **overrides: Any) -> LabResult:
         """Run every unit of ``config`` (a config, a dict, a .json / .toml path or None; ``overrides`` replace
-        settings), resuming the run files already in ``out_dir``; collect the result and, with ``save``, write it."""
+        settings), resuming the run files already in ``out_dir``; collect the result and, with ``save``, write it.
+        ``log(done, total, label, seconds)`` is called after each unit (the CLI's progress without bars)."""
+        import time
+
         from tqdm.auto import tqdm
 
         config = self.config_class.coerce(config, overrides)
@@ -210,11 +213,14 @@ class Experiment:
         try:
             for unit in bar:
                 bar.set_postfix_str(unit.label, refresh=False)
+                start = time.perf_counter()
                 try:
                     records[unit.key] = self.run_unit(unit, config, context)
                 except self.resume_error as exc:
                     raise type(exc)(f"{exc}. In an experiment: choose another out_dir, or set overwrite = true "
                                     "to start afresh") from None
+                if log is not None:
+                    log(len(records), len(units), unit.label, time.perf_counter() - start)
         finally:
             bar.close()
         result = self.collect(config, context, records)

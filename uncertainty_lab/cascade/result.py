@@ -112,6 +112,10 @@ class CascadeResult(LabResult):
     out_dir: Path | None = None
     files: dict[str, Path] = field(default_factory=dict)
 
+    def written(self) -> list[Path]:
+        """The table, results and figure, then every run file."""
+        return [*self.files.values(), *(run.path for run in self.runs.values() if run.path is not None)]
+
     @property
     def conditions(self) -> list[tuple[str, int]]:
         """(selector label, k) in the order run."""
