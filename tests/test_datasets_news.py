@@ -12,26 +12,21 @@ import numpy as np
 import pytest
 
 from uncertainty_lab.datasets import build_news_cascade as build
+from uncertainty_lab.datasets.gdelt import EVENTS_COLUMNS, GKG_COLUMNS, load_gdelt
+from uncertainty_lab.datasets.gdelt_report import GdeltEvents
 from uncertainty_lab.datasets.news import (
-    EVENTS_COLUMNS,
-    GKG_COLUMNS,
     N_TRAIN,
     NODES,
     PHASES,
     SOURCES,
-    GdeltEvents,
     NewsEvent,
     chronological_split,
-    load_gdelt,
     load_news_cascade,
     news_cascade_path,
     news_event_stream,
-    normalise_domain,
-    normalise_title,
-    normalise_url,
-    title_from_url,
 )
 from uncertainty_lab.datasets.qa import DatasetFormatError
+from uncertainty_lab.datasets.urls import normalise_domain, normalise_title, normalise_url, title_from_url
 from uncertainty_lab.hawkes import EventStream, fit_hawkes
 
 # ---------------------------------------------------------------------------------------------------------------

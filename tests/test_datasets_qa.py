@@ -434,24 +434,24 @@ def test_strategyqa_loader_reads_the_published_format(tmp_path):
     [
         (
             _sqa_entry(answer="yes"),
-            r"entry 1 \(qid 'a1b2c3d4e5f6a7b8c9d0'\), column 'answer': answer must be "
+            r"record 2 \(qid 'a1b2c3d4e5f6a7b8c9d0'\), column 'answer': answer must be "
             r"JSON true or false, got 'yes' \(str\)",
         ),
         (_sqa_entry(answer=1), r"column 'answer': answer must be JSON true or false, got 1 \(int\)"),
         (_sqa_entry(answer=...), r"column 'answer': no 'answer' \(StrategyQA's test split"),
         (_sqa_entry(question="  "), r"column 'question': question must be a non-empty string"),
         (_sqa_entry(question=...), r"column 'question': question must be a non-empty string, got None"),
-        (_sqa_entry(qid=...), r"entry 1, column 'qid': qid must be a non-empty string"),
+        (_sqa_entry(qid=...), r"record 2, column 'qid': qid must be a non-empty string"),
         (_sqa_entry(facts="one fact"), r"column 'facts': facts must be a list of strings"),
         (_sqa_entry(decomposition=[1, 2]), r"column 'decomposition': decomposition must be a list of strings"),
-        (_sqa_entry(qid="ffff"), r"entry 1 \(qid 'ffff'\), column 'qid': duplicate qid \(first at entry 0\)"),
-        ("not an object", r"entry 1: expected a JSON object, got str"),
+        (_sqa_entry(qid="ffff"), r"record 2 \(qid 'ffff'\), column 'qid': duplicate qid \(first at record 1\)"),
+        ("not an object", r"record 2: expected a JSON object, got str"),
     ],
 )
 def test_strategyqa_loader_errors_name_file_entry_and_field(tmp_path, entry, pattern):
     first = _sqa_entry(qid="ffff")
     path = _write_json(tmp_path / "sqa.json", [first, entry])
-    with pytest.raises(DatasetFormatError, match=r"sqa\.json, (entry 1 \(qid 'a1b2c3d4e5f6a7b8c9d0'\), )?" + pattern):
+    with pytest.raises(DatasetFormatError, match=r"sqa\.json, (record 2 \(qid 'a1b2c3d4e5f6a7b8c9d0'\), )?" + pattern):
         load_strategyqa_json(path)
 
 
