@@ -465,3 +465,31 @@ def test_strategyqa_loader_rejects_files_that_are_not_a_list(tmp_path):
     with pytest.raises(IsADirectoryError, match="pass the data file itself"):
         load_strategyqa_json(tmp_path)
     assert load_strategyqa_json(_write_json(tmp_path / "empty.json", [])) == []
+
+
+def test_truthfulqa_cut_short_or_in_another_format_says_so(tmp_path):
+    text = TQA_HEADER + TQA_ROWS
+    cut = _write(tmp_path / "cut.csv", text[: text.index("he is fictional") + 4])  # inside a quoted field
+    with pytest.raises(DatasetFormatError, match=r"cut\.csv ends in the middle of a record at line \d+ \(the file "
+                                                 r"looks truncated: download it again\)") as info:
+        load_truthfulqa_csv(cut)
+    assert info.value.truncated
+    short = _write(tmp_path / "short.csv", text[: text.index(",https://example.org/cherry")])  # mid-row, no newline
+    with pytest.raises(DatasetFormatError, match=r"short\.csv ends in the middle of a record at line 2"):
+        load_truthfulqa_csv(short)
+    as_json = _write(tmp_path / "tqa.json", json.dumps([{"Question": "Q?"}]))
+    with pytest.raises(DatasetFormatError, match=r"missing column.*this file is JSON, not the TruthfulQA CSV"):
+        load_truthfulqa_csv(as_json)
+    tabs = _write(tmp_path / "tqa.tsv", TQA_HEADER.replace(",", "\t"))
+    with pytest.raises(DatasetFormatError, match=r"found 'Type\\tCategory.*the header has tabs"):
+        load_truthfulqa_csv(tabs)
+
+
+def test_strategyqa_json_lines_load_like_the_json_list(tmp_path):
+    data = [_sqa_entry(), _sqa_entry(qid="ffff", answer=False)]
+    from_list = load_strategyqa_json(_write_json(tmp_path / "strategyqa_train.json", data))
+    lines = _write(tmp_path / "train.jsonl", "".join(json.dumps(e) + "\n" for e in data))
+    assert load_strategyqa_json(lines) == from_list
+    cut = _write(tmp_path / "cut.jsonl", lines.read_text()[:-30])
+    with pytest.raises(DatasetFormatError, match=r"cut\.jsonl ends in the middle of a record at line 2"):
+        load_strategyqa_json(cut)

@@ -272,9 +272,9 @@ def _parse_row(line: str, format: str, where: str, lineno: int, file_no: int, fi
     columns, id_col, date_col, domain_col, url_col, title_col, name = _FORMATS[format]
     fields = line.split("\t")
     row = f"line {lineno}"
+    if not complete:  # GDELT ends every row with a newline: a last line without one was cut (maybe mid-URL)
+        raise DatasetFormatError.cut_short(where, lineno)
     if len(fields) != len(columns):
-        if not complete:
-            raise DatasetFormatError.cut_short(where, lineno)
         hint = _width_hint(len(fields), line, format)
         error = DatasetFormatError(where, f"expected {len(columns)} tab-separated columns ({name}), found "
                                    f"{len(fields)}{hint}", row=row)

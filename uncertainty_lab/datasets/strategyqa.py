@@ -13,11 +13,10 @@ from uncertainty_lab.datasets.subset import check_subset, split_file, take
 
 __all__ = ["STRATEGYQA_SPLITS", "load_strategyqa_json"]
 
-#: Which public file holds which split (the test split has no answers and cannot be loaded as gold).
+#: Which public file holds which split, as published (``.json``) or as JSON lines copies (the test split has no
+#: answers and cannot be loaded as gold).
 STRATEGYQA_SPLITS: dict[str, tuple[str, ...]] = {
-    "train": ("strategyqa_train.json",),
-    "train_filtered": ("strategyqa_train_filtered.json",),
-    "test": ("strategyqa_test.json",),
+    split: (f"strategyqa_{split}.json", f"strategyqa_{split}.jsonl") for split in ("train", "train_filtered", "test")
 }
 
 
@@ -38,8 +37,9 @@ def load_strategyqa_json(
     of strings), ``decomposition`` (list of sub-questions) and ``evidence`` (ignored). Gold answers become
     ``["yes", "true"]`` or ``["no", "false"]`` with the opposite as ``incorrect``; ``term`` and ``description`` go
     to ``meta``. ``split`` (:data:`STRATEGYQA_SPLITS`: ``train`` in ``strategyqa_train.json``, ``train_filtered``
-    in ``strategyqa_train_filtered.json``, ``test`` in ``strategyqa_test.json``) picks the file when ``path`` is a
-    folder and is checked against the name of a file; the test split ships without answers and is refused.
+    in ``strategyqa_train_filtered.json``, ``test`` in ``strategyqa_test.json``, or ``.jsonl`` copies of them)
+    picks the file when ``path`` is a folder and is checked against the name of a file; the test split ships
+    without answers and is refused.
     Then ``sample`` / ``limit``.
     """
     check_subset(limit, sample, seed)

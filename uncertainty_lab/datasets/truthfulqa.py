@@ -44,7 +44,7 @@ def load_truthfulqa_csv(
     text = read_text(path, max_bytes=max_bytes)
     reader = csv.DictReader(io.StringIO(text, newline=""), strict=True)
     header = _header(reader, path, text)
-    records = _rows(reader, path, len(header), text.endswith("\n"))
+    records = _rows(reader, path, header, text.endswith("\n"))
     items = [_item(record, n, row, path, category) for n, (row, record) in enumerate(records, start=1)]
     return take(items, limit=limit, sample=sample, seed=seed)
 
@@ -74,7 +74,7 @@ def _header(reader: csv.DictReader, path, text: str) -> list[str]:
     return stripped
 
 
-def _rows(reader: csv.DictReader, path, n_columns: int, ends_in_newline: bool) -> list[tuple[str, dict]]:
+def _rows(reader: csv.DictReader, path, header: list[str], ends_in_newline: bool) -> list[tuple[str, dict]]:
     """``(row label, record)`` for every data row; a row cut short at the end of the file is reported as such."""
     out: list[tuple[str, dict]] = []
     while True:
@@ -90,11 +90,11 @@ def _rows(reader: csv.DictReader, path, n_columns: int, ends_in_newline: bool) -
         out.append((f"row {len(out) + 1} (ending on line {reader.line_num})", record))
     for k, (row, record) in enumerate(out):
         if None in record:  # more fields than header columns
-            raise DatasetFormatError(path, f"{n_columns + len(record[None])} fields but the header has "
-                                     f"{n_columns} columns (an unquoted comma?)", row=row)
-        short = [c for c in _REQUIRED if record.get(c) is None]
-        if short and k == len(out) - 1 and not ends_in_newline:
+            raise DatasetFormatError(path, f"{len(header) + len(record[None])} fields but the header has "
+                                     f"{len(header)} columns (an unquoted comma?)", row=row)
+        if k == len(out) - 1 and not ends_in_newline and any(record.get(c) is None for c in header):
             raise DatasetFormatError.cut_short(path, reader.line_num)
+        short = [c for c in _REQUIRED if record.get(c) is None]
         if short:
             raise DatasetFormatError(path, f"the row has fewer fields than the header ({short[0]!r} is absent)",
                                      row=row, column=short[0])
