@@ -179,3 +179,12 @@ def test_news_events_round_trip(tmp_path):
     assert datasets.load_news_cascade(path) == list(gdelt)
     with pytest.raises(ValueError, match="unknown field"):
         NewsEvent.from_dict(shipped[0].to_dict() | {"tone": 1.5})
+
+
+def test_shipped_search_reads_a_folder_in_the_build_scripts_layout(tmp_path):
+    (tmp_path / "search_corpus.jsonl").write_text(
+        '{"id": "a", "title": "A", "text": "A is here."}\n{"id": "b", "title": "B", "text": "B."}\n')
+    (tmp_path / "search_questions.jsonl").write_text(json.dumps(
+        {"id": "q1", "question": "Q?", "answer": "B", "hops": 2, "supporting_ids": ["a", "b"]}) + "\n")
+    documents, questions = load("shipped_search", tmp_path)
+    assert [d.id for d in documents] == ["a", "b"] and [q.id for q in questions] == ["q1"]
