@@ -434,24 +434,24 @@ def test_strategyqa_loader_reads_the_published_format(tmp_path):
     [
         (
             _sqa_entry(answer="yes"),
-            r"entry 1 \(qid 'a1b2c3d4e5f6a7b8c9d0'\), column 'answer': answer must be "
+            r"record 2 \(qid 'a1b2c3d4e5f6a7b8c9d0'\), column 'answer': answer must be "
             r"JSON true or false, got 'yes' \(str\)",
         ),
         (_sqa_entry(answer=1), r"column 'answer': answer must be JSON true or false, got 1 \(int\)"),
         (_sqa_entry(answer=...), r"column 'answer': no 'answer' \(StrategyQA's test split"),
         (_sqa_entry(question="  "), r"column 'question': question must be a non-empty string"),
         (_sqa_entry(question=...), r"column 'question': question must be a non-empty string, got None"),
-        (_sqa_entry(qid=...), r"entry 1, column 'qid': qid must be a non-empty string"),
+        (_sqa_entry(qid=...), r"record 2, column 'qid': qid must be a non-empty string"),
         (_sqa_entry(facts="one fact"), r"column 'facts': facts must be a list of strings"),
         (_sqa_entry(decomposition=[1, 2]), r"column 'decomposition': decomposition must be a list of strings"),
-        (_sqa_entry(qid="ffff"), r"entry 1 \(qid 'ffff'\), column 'qid': duplicate qid \(first at entry 0\)"),
-        ("not an object", r"entry 1: expected a JSON object, got str"),
+        (_sqa_entry(qid="ffff"), r"record 2 \(qid 'ffff'\), column 'qid': duplicate qid \(first at record 1\)"),
+        ("not an object", r"record 2: expected a JSON object, got str"),
     ],
 )
 def test_strategyqa_loader_errors_name_file_entry_and_field(tmp_path, entry, pattern):
     first = _sqa_entry(qid="ffff")
     path = _write_json(tmp_path / "sqa.json", [first, entry])
-    with pytest.raises(DatasetFormatError, match=r"sqa\.json, (entry 1 \(qid 'a1b2c3d4e5f6a7b8c9d0'\), )?" + pattern):
+    with pytest.raises(DatasetFormatError, match=r"sqa\.json, (record 2 \(qid 'a1b2c3d4e5f6a7b8c9d0'\), )?" + pattern):
         load_strategyqa_json(path)
 
 
@@ -465,3 +465,31 @@ def test_strategyqa_loader_rejects_files_that_are_not_a_list(tmp_path):
     with pytest.raises(IsADirectoryError, match="pass the data file itself"):
         load_strategyqa_json(tmp_path)
     assert load_strategyqa_json(_write_json(tmp_path / "empty.json", [])) == []
+
+
+def test_truthfulqa_cut_short_or_in_another_format_says_so(tmp_path):
+    text = TQA_HEADER + TQA_ROWS
+    cut = _write(tmp_path / "cut.csv", text[: text.index("he is fictional") + 4])  # inside a quoted field
+    with pytest.raises(DatasetFormatError, match=r"cut\.csv ends in the middle of a record at line \d+ \(the file "
+                                                 r"looks truncated: download it again\)") as info:
+        load_truthfulqa_csv(cut)
+    assert info.value.truncated
+    short = _write(tmp_path / "short.csv", text[: text.index(",https://example.org/cherry")])  # mid-row, no newline
+    with pytest.raises(DatasetFormatError, match=r"short\.csv ends in the middle of a record at line 2"):
+        load_truthfulqa_csv(short)
+    as_json = _write(tmp_path / "tqa.json", json.dumps([{"Question": "Q?"}]))
+    with pytest.raises(DatasetFormatError, match=r"missing column.*this file is JSON, not the TruthfulQA CSV"):
+        load_truthfulqa_csv(as_json)
+    tabs = _write(tmp_path / "tqa.tsv", TQA_HEADER.replace(",", "\t"))
+    with pytest.raises(DatasetFormatError, match=r"found 'Type\\tCategory.*the header has tabs"):
+        load_truthfulqa_csv(tabs)
+
+
+def test_strategyqa_json_lines_load_like_the_json_list(tmp_path):
+    data = [_sqa_entry(), _sqa_entry(qid="ffff", answer=False)]
+    from_list = load_strategyqa_json(_write_json(tmp_path / "strategyqa_train.json", data))
+    lines = _write(tmp_path / "train.jsonl", "".join(json.dumps(e) + "\n" for e in data))
+    assert load_strategyqa_json(lines) == from_list
+    cut = _write(tmp_path / "cut.jsonl", lines.read_text()[:-30])
+    with pytest.raises(DatasetFormatError, match=r"cut\.jsonl ends in the middle of a record at line 2"):
+        load_strategyqa_json(cut)

@@ -8,14 +8,13 @@ import re
 import pytest
 
 from uncertainty_lab.datasets import build_search_corpus as gen
+from uncertainty_lab.datasets.multihop import load_hotpotqa_json, load_musique_json
 from uncertainty_lab.datasets.qa import DatasetFormatError
 from uncertainty_lab.datasets.search import (
     Document,
     SearchDataFormatError,
     SearchQuestion,
     SubQuestion,
-    load_hotpotqa_json,
-    load_musique_json,
     load_search_corpus,
     load_search_dataset,
     load_search_questions,
@@ -429,5 +428,7 @@ def test_hotpotqa_format_errors_name_file_record_and_field(tmp_path, mutate, pat
 def test_hotpotqa_truncated_file(tmp_path):
     path = tmp_path / "cut.json"
     path.write_text(json.dumps(_hotpot_records())[:-40])
-    with pytest.raises(SearchDataFormatError, match=r"cut\.json: not valid JSON"):
+    with pytest.raises(SearchDataFormatError, match=r"cut\.json ends in the middle of a record at line 1 \(the file "
+                       r"looks truncated: download it again\)") as info:
         load_hotpotqa_json(path)
+    assert info.value.truncated and info.value.record == "line 1"

@@ -949,7 +949,7 @@ paper reports for its test segment.
 - {n} events is small: standard errors on a 5×5 excitation matrix are wide, and results can depend on the split.
 - Headlines in one pool share vocabulary, which makes same-node alignment easier than on real news.
 - English only, one story, one window. For real data, bring GDELT files and use `load_gdelt` (see
-  `uncertainty_lab/datasets/news.py`).
+  `uncertainty_lab/datasets/gdelt.py`).
 """
     return text.encode("utf-8")
 

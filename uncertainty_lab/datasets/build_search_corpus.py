@@ -1319,7 +1319,7 @@ def render_card(built: Built) -> str:
         "- Premature stopping is measurable: a run that answers before it has seen every supporting document",
         "  either guessed or stopped early; distractors make the near-miss visible.",
         "- Small enough for BM25 on a laptop in milliseconds; the MuSiQue and HotpotQA loaders in",
-        "  `uncertainty_lab.datasets.search` bring real multi-hop data in the same dataclasses.",
+        "  `uncertainty_lab.datasets.multihop` bring real multi-hop data in the same dataclasses.",
         "",
         "## Known limits",
         "",

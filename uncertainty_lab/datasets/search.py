@@ -1,26 +1,16 @@
-"""Multi-hop search data: the synthetic corpus the package ships, and loaders for MuSiQue / HotpotQA files you bring.
+"""Multi-hop search data: the :class:`Document` and :class:`SearchQuestion` every search loader returns, and the
+synthetic corpus the package ships (MuSiQue / HotpotQA files are read by :mod:`.multihop`).
 
-Everything comes back as :class:`Document` (``id``, ``title``, ``text``) and :class:`SearchQuestion` (the question,
-its gold answer and aliases, how many hops it needs, which documents support it and which only look as if they
-do). Nothing here touches the network: the shipped corpus is package data, and the MuSiQue / HotpotQA loaders
-read files already on your disk.
+A :class:`SearchQuestion` holds the question, its gold answer and aliases, how many hops it needs, which documents
+support it and which only look as if they do. Nothing here touches the network.
 
 - :func:`load_search_corpus`, :func:`load_search_questions`, :func:`load_search_dataset` — the synthetic corpus
   (≈300 documents about an invented world, ≈100 questions of 2–4 hops), written by
   ``uncertainty_lab/datasets/build_search_corpus.py``; data card ``datasets/data/search_corpus.md``.
-- :func:`load_musique_json` — a MuSiQue file (``musique_ans_v1.0_dev.jsonl``, ``musique_full_v1.0_dev.jsonl``…).
-- :func:`load_hotpotqa_json` — a HotpotQA file (``hotpot_dev_distractor_v1.json``, ``hotpot_train_v1.1.json``…).
-
-Real-data loaders give each distinct paragraph one document, with a stable id derived from its title and text
-(``musique-<hash>``, ``hotpotqa-<hash>``), so a paragraph shared by several questions is one document and ids do
-not depend on which subset of the file you load. A question's ``distractor_ids`` are its non-supporting context
-paragraphs.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -28,15 +18,14 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from uncertainty_lab.datasets.qa import DatasetFormatError
+from uncertainty_lab.datasets.files import DEFAULT_MAX_BYTES, DatasetFormatError, json_kind, json_records, read_text
+from uncertainty_lab.datasets.subset import check_subset, take
 
 __all__ = [
     "Document",
     "SearchDataFormatError",
     "SearchQuestion",
     "SubQuestion",
-    "load_hotpotqa_json",
-    "load_musique_json",
     "load_search_corpus",
     "load_search_dataset",
     "load_search_questions",
@@ -52,21 +41,26 @@ _QUESTIONS_FILE = "data/search_questions.jsonl"
 class SearchDataFormatError(DatasetFormatError):
     """A search data file is not in the format its loader expects; names the file, the record and the field.
 
-    A :class:`~uncertainty_lab.datasets.qa.DatasetFormatError` (so a ``ValueError``); ``record`` and ``field``
+    A :class:`~uncertainty_lab.datasets.files.DatasetFormatError` (so a ``ValueError``); ``record`` and ``field``
     are also on the exception as attributes.
     """
 
+    _column_word = "field"
+
     def __init__(self, path: str | os.PathLike[str], message: str, *, record: str | None = None,
-                 field: str | None = None):
-        super().__init__(path, message, row=record, column=field)
-        self.record = record
-        self.field = field
-        where = str(path)
-        if record is not None:
-            where += f", {record}"
-        if field is not None:
-            where += f", field {field!r}"
-        self.args = (f"{where}: {message}",)
+                 field: str | None = None, row: str | None = None, column: str | None = None):
+        super().__init__(path, message, row=record if record is not None else row,
+                         column=field if field is not None else column)
+
+    @property
+    def record(self) -> str | None:
+        """Which record (``line N`` / ``record N``, with its id when known)."""
+        return self.row
+
+    @property
+    def field(self) -> str | None:
+        """Which field of the record."""
+        return self.column
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -90,7 +84,21 @@ class Document:
             raise ValueError("Document.id must not be empty")
 
     def to_dict(self) -> dict[str, str]:
+        """``{"id", "title", "text"}``; :meth:`from_dict` reads it back."""
         return {"id": self.id, "title": self.title, "text": self.text}
+
+    @classmethod
+    def from_dict(cls, record: Mapping[str, Any]) -> Document:
+        """A document from ``{"id", "title", "text"}`` (all strings); other keys are an error."""
+        if not isinstance(record, Mapping):
+            raise TypeError(f"a document must be a JSON object, got {type(record).__name__}")
+        missing = [k for k in ("id", "title", "text") if k not in record]
+        if missing:
+            raise ValueError(f"missing field {missing[0]!r}")
+        unknown = sorted(set(record) - {"id", "title", "text"})
+        if unknown:
+            raise ValueError(f"unknown field {unknown[0]!r}; a document has id, title, text")
+        return cls(record["id"], record["title"], record["text"])
 
 
 @dataclass(frozen=True)
@@ -105,7 +113,16 @@ class SubQuestion:
     support_id: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
+        """``{"question", "answer", "support_id"}``; :meth:`from_dict` reads it back."""
         return {"question": self.question, "answer": self.answer, "support_id": self.support_id}
+
+    @classmethod
+    def from_dict(cls, step: Any, k: int = 0) -> SubQuestion:
+        """Hop ``k`` of a decomposition from its dict; a ``TypeError`` names ``decomposition[k]`` when it is wrong."""
+        if not isinstance(step, Mapping) or not isinstance(step.get("question"), str) \
+                or not isinstance(step.get("answer"), str) or not isinstance(step.get("support_id"), str | None):
+            raise TypeError(f"decomposition[{k}] must be an object with string question, answer, support_id")
+        return cls(step["question"], step["answer"], step.get("support_id"))
 
 
 @dataclass(frozen=True)
@@ -168,17 +185,26 @@ class SearchQuestion:
         return tuple(dict.fromkeys((self.answer, *self.aliases)))
 
     def to_dict(self) -> dict[str, Any]:
-        """The shipped JSONL schema (``source`` and ``meta`` are not written)."""
-        return {
+        """Every field as a JSON-ready dict in the shipped schema; ``answerable``, ``source`` and ``meta`` only when
+        they differ from the defaults (so the shipped file is unchanged and unanswerable questions round-trip)."""
+        out = {
             "id": self.id, "question": self.question, "answer": self.answer, "aliases": list(self.aliases),
             "hops": self.hops, "type": self.type, "supporting_ids": list(self.supporting_ids),
             "distractor_ids": list(self.distractor_ids),
             "decomposition": [s.to_dict() for s in self.decomposition],
         }
+        if not self.answerable:
+            out["answerable"] = False
+        if self.source != "uncertainty_lab":
+            out["source"] = self.source
+        if self.meta:
+            out["meta"] = dict(self.meta)
+        return out
 
     @classmethod
     def from_dict(cls, record: Mapping[str, Any], *, source: str = "uncertainty_lab") -> SearchQuestion:
-        """Read one record of the shipped schema; ``TypeError``/``ValueError`` name the field that is wrong."""
+        """Read one record of the shipped schema (its ``source`` wins over the keyword, the default for records
+        without one); ``TypeError``/``ValueError`` name the field that is wrong."""
         if not isinstance(record, Mapping):
             raise TypeError(f"a question record must be a JSON object, got {type(record).__name__}")
         missing = [k for k in ("id", "question", "answer", "hops", "supporting_ids") if k not in record]
@@ -187,18 +213,15 @@ class SearchQuestion:
         steps = record.get("decomposition", [])
         if not isinstance(steps, list):
             raise TypeError(f"decomposition must be a list, got {type(steps).__name__}")
-        decomposition = []
-        for k, step in enumerate(steps):
-            if not isinstance(step, Mapping) or not isinstance(step.get("question"), str) \
-                    or not isinstance(step.get("answer"), str) \
-                    or not isinstance(step.get("support_id"), str | None):
-                raise TypeError(f"decomposition[{k}] must be an object with string question, answer, support_id")
-            decomposition.append(SubQuestion(step["question"], step["answer"], step.get("support_id")))
+        meta = record.get("meta", {})
+        if not isinstance(meta, Mapping):
+            raise TypeError(f"meta must be a JSON object, got {type(meta).__name__}")
         return cls(
             id=record["id"], question=record["question"], answer=record["answer"],
             aliases=record.get("aliases", ()), hops=record["hops"], type=record.get("type", "bridge"),
             supporting_ids=record["supporting_ids"], distractor_ids=record.get("distractor_ids", ()),
-            decomposition=tuple(decomposition), answerable=record.get("answerable", True), source=source,
+            decomposition=tuple(SubQuestion.from_dict(step, k) for k, step in enumerate(steps)),
+            answerable=record.get("answerable", True), source=record.get("source", source), meta=dict(meta),
         )
 
 
@@ -217,52 +240,65 @@ def search_questions_resource():
     return resources.files(_DATA_PACKAGE).joinpath(_QUESTIONS_FILE)
 
 
-def load_search_corpus(path: str | os.PathLike[str] | None = None) -> list[Document]:
-    """The documents of the shipped synthetic corpus (``path=None``), or of a JSONL file in the same schema.
+def load_search_corpus(
+    path: str | os.PathLike[str] | None = None, *, max_bytes: int | None = DEFAULT_MAX_BYTES
+) -> list[Document]:
+    """The documents of the shipped synthetic corpus (``path=None``), or of a file in the same schema.
 
-    One JSON object per line with string ``id``, ``title``, ``text``; ids must be unique.
+    JSON lines (one object a line) or a JSON list of objects with string ``id``, ``title``, ``text``; ids must be
+    unique.
     """
-    where, text = _shipped_or_file(path, search_corpus_resource)
+    where, text = _shipped_or_file(path, search_corpus_resource, max_bytes)
     documents: list[Document] = []
-    seen: dict[str, int] = {}
-    for lineno, record in _jsonl_records(text, where):
-        rec = f"line {lineno}"
+    seen: dict[str, str] = {}
+    for rec, record in json_records(text, where, what="documents", record_keys=("id", "text"),
+                                    error=SearchDataFormatError):
         if not isinstance(record, dict):
-            raise SearchDataFormatError(where, f"expected a JSON object, got {_kind(record)}", record=rec)
+            raise SearchDataFormatError(where, f"expected a JSON object, got {json_kind(record)}", record=rec)
         for name in ("id", "title", "text"):
             if name not in record:
                 raise SearchDataFormatError(where, "missing", record=rec, field=name)
             if not isinstance(record[name], str):
-                raise SearchDataFormatError(where, f"must be a string, got {_kind(record[name])}", record=rec,
+                raise SearchDataFormatError(where, f"must be a string, got {json_kind(record[name])}", record=rec,
                                             field=name)
         if not record["id"]:
             raise SearchDataFormatError(where, "must not be empty", record=rec, field="id")
         if record["id"] in seen:
-            raise SearchDataFormatError(where, f"duplicate id {record['id']!r} (first on line {seen[record['id']]})",
+            raise SearchDataFormatError(where, f"duplicate id {record['id']!r} (first on {seen[record['id']]})",
                                         record=rec, field="id")
-        seen[record["id"]] = lineno
+        seen[record["id"]] = rec
         documents.append(Document(record["id"], record["title"], record["text"]))
     if not documents:
         raise SearchDataFormatError(where, "no documents in the file")
     return documents
 
 
-def load_search_questions(path: str | os.PathLike[str] | None = None, *,
-                          documents: Sequence[Document] | None = None) -> list[SearchQuestion]:
-    """The questions of the shipped synthetic corpus (``path=None``), or of a JSONL file in the same schema.
+def load_search_questions(
+    path: str | os.PathLike[str] | None = None,
+    *,
+    documents: Sequence[Document] | None = None,
+    limit: int | None = None,
+    sample: int | None = None,
+    seed: int = 0,
+    max_bytes: int | None = DEFAULT_MAX_BYTES,
+) -> list[SearchQuestion]:
+    """The questions of the shipped synthetic corpus (``path=None``), or of a file in the same schema (JSON lines
+    or a JSON list); then ``sample`` / ``limit``.
 
     Checks that ids are unique and that every supporting, distractor and decomposition document id exists in
     ``documents`` — by default the shipped corpus when ``path`` is ``None``; for your own file pass its documents
     (without them only the file's own consistency is checked).
     """
-    where, text = _shipped_or_file(path, search_questions_resource)
+    check_subset(limit, sample, seed)
+    where, text = _shipped_or_file(path, search_questions_resource, max_bytes)
     if documents is None and path is None:
         documents = load_search_corpus()
     known = None if documents is None else {d.id for d in documents}
     questions: list[SearchQuestion] = []
-    seen: dict[str, int] = {}
-    for lineno, record in _jsonl_records(text, where):
-        rec = f"line {lineno}"
+    seen: dict[str, str] = {}
+    for rec, record in json_records(text, where, what="questions", record_keys=("id", "question"),
+                                    error=SearchDataFormatError):
+        label = rec
         if isinstance(record, dict) and isinstance(record.get("id"), str):
             rec += f" (id {record['id']!r})"
         try:
@@ -270,296 +306,56 @@ def load_search_questions(path: str | os.PathLike[str] | None = None, *,
         except (TypeError, ValueError) as exc:
             raise SearchDataFormatError(where, str(exc), record=rec, field=_field_named_in(str(exc))) from None
         if q.id in seen:
-            raise SearchDataFormatError(where, f"duplicate id {q.id!r} (first on line {seen[q.id]})", record=rec,
+            raise SearchDataFormatError(where, f"duplicate id {q.id!r} (first on {seen[q.id]})", record=rec,
                                         field="id")
-        seen[q.id] = lineno
-        if q.answerable and q.hops != len(q.supporting_ids):
-            raise SearchDataFormatError(where, f"{q.hops} hops but {len(q.supporting_ids)} supporting ids",
-                                        record=rec, field="hops")
-        if known is not None:
-            refs = [("supporting_ids", i) for i in q.supporting_ids] + [("distractor_ids", i) for i in q.distractor_ids]
-            refs += [("decomposition", s.support_id) for s in q.decomposition if s.support_id is not None]
-            for name, doc_id in refs:
-                if doc_id not in known:
-                    raise SearchDataFormatError(where, f"document {doc_id!r} is not in the corpus", record=rec,
-                                                field=name)
+        seen[q.id] = label
+        _check_question(q, known, where, rec)
         questions.append(q)
-    return questions
+    return take(questions, limit=limit, sample=sample, seed=seed)
 
 
-def load_search_dataset(corpus_path: str | os.PathLike[str] | None = None,
-                        questions_path: str | os.PathLike[str] | None = None
-                        ) -> tuple[list[Document], list[SearchQuestion]]:
-    """``(documents, questions)``: the shipped synthetic corpus by default, or a pair of files in its schema."""
-    documents = load_search_corpus(corpus_path)
-    return documents, load_search_questions(questions_path, documents=documents)
+def _check_question(q: SearchQuestion, known: set[str] | None, where: str, rec: str) -> None:
+    """Hops match the supporting documents, and every document the question names is in the corpus."""
+    if q.answerable and q.hops != len(q.supporting_ids):
+        raise SearchDataFormatError(where, f"{q.hops} hops but {len(q.supporting_ids)} supporting ids", record=rec,
+                                    field="hops")
+    if known is None:
+        return
+    refs = [("supporting_ids", i) for i in q.supporting_ids] + [("distractor_ids", i) for i in q.distractor_ids]
+    refs += [("decomposition", s.support_id) for s in q.decomposition if s.support_id is not None]
+    for name, doc_id in refs:
+        if doc_id not in known:
+            raise SearchDataFormatError(where, f"document {doc_id!r} is not in the corpus", record=rec, field=name)
 
 
-# --------------------------------------------------------------------------------------------------------------
-# MuSiQue
-# --------------------------------------------------------------------------------------------------------------
+def load_search_dataset(
+    corpus_path: str | os.PathLike[str] | None = None,
+    questions_path: str | os.PathLike[str] | None = None,
+    *,
+    limit: int | None = None,
+    sample: int | None = None,
+    seed: int = 0,
+    max_bytes: int | None = DEFAULT_MAX_BYTES,
+) -> tuple[list[Document], list[SearchQuestion]]:
+    """``(documents, questions)``: the shipped synthetic corpus by default, or a pair of files in its schema.
 
-
-def load_musique_json(path: str | os.PathLike[str]) -> tuple[list[Document], list[SearchQuestion]]:
-    """Read a MuSiQue file you downloaded (JSONL as distributed, or a JSON list of the same objects).
-
-    Each record has ``id``, ``question``, ``answer``, ``paragraphs`` (``idx``, ``title``, ``paragraph_text``,
-    ``is_supporting``) and, in the answerable and full sets, ``question_decomposition`` (``question``,
-    ``answer``, ``paragraph_support_idx``), ``answer_aliases`` and ``answerable``. Returns ``(documents,
-    questions)``: documents deduplicated across questions by title and text; ``supporting_ids`` in the
-    decomposition's order; ``hops`` = number of decomposition steps (else supporting paragraphs); ``type`` is
-    ``"bridge"`` (the reasoning-graph shape, e.g. ``3hop1``, is the prefix of the id). Files without answers (the
-    test split) are refused.
+    ``corpus_path`` may be a folder holding ``search_corpus.jsonl`` and ``search_questions.jsonl`` (as the build
+    script writes them). ``sample`` / ``limit`` choose questions; the corpus stays whole (it is what is searched).
     """
-    where = str(path)
-    documents: dict[str, Document] = {}
-    questions: list[SearchQuestion] = []
-    seen: dict[str, str] = {}
-    for rec, record in _json_records(_read_text(path), where):
-        if not isinstance(record, dict):
-            raise SearchDataFormatError(where, f"expected a JSON object, got {_kind(record)}", record=rec)
-        if isinstance(record.get("id"), str):
-            rec += f" (id {record['id']!r})"
-        qid = _require(record, "id", str, where, rec)
-        question = _require(record, "question", str, where, rec)
-        if "answer" not in record:
-            raise SearchDataFormatError(where, "missing (a split without answers, like MuSiQue's test set, cannot "
-                                        "be scored)", record=rec, field="answer")
-        answer = _require(record, "answer", str, where, rec)
-        aliases = record.get("answer_aliases", [])
-        if not isinstance(aliases, list) or not all(isinstance(a, str) for a in aliases):
-            raise SearchDataFormatError(where, "must be a list of strings", record=rec, field="answer_aliases")
-        answerable = record.get("answerable", True)
-        if not isinstance(answerable, bool):
-            raise SearchDataFormatError(where, f"must be true or false, got {_kind(answerable)}", record=rec,
-                                        field="answerable")
-        paragraphs = _require(record, "paragraphs", list, where, rec)
-        if not paragraphs:
-            raise SearchDataFormatError(where, "has no paragraphs", record=rec, field="paragraphs")
-        by_idx: dict[int, str] = {}
-        supporting: list[str] = []
-        for k, para in enumerate(paragraphs):
-            fname = f"paragraphs[{k}]"
-            if not isinstance(para, dict):
-                raise SearchDataFormatError(where, f"expected an object, got {_kind(para)}", record=rec, field=fname)
-            idx = _require(para, "idx", int, where, rec, prefix=fname)
-            title = _require(para, "title", str, where, rec, prefix=fname)
-            text = _require(para, "paragraph_text", str, where, rec, prefix=fname)
-            is_supporting = para.get("is_supporting", False)
-            if not isinstance(is_supporting, bool):
-                raise SearchDataFormatError(where, f"must be true or false, got {_kind(is_supporting)}", record=rec,
-                                            field=f"{fname}.is_supporting")
-            if idx in by_idx:
-                raise SearchDataFormatError(where, f"duplicate paragraph idx {idx}", record=rec, field=f"{fname}.idx")
-            doc = _document("musique", title, text, documents)
-            by_idx[idx] = doc.id
-            if is_supporting and doc.id not in supporting:
-                supporting.append(doc.id)
-        steps = record.get("question_decomposition", [])
-        if not isinstance(steps, list):
-            raise SearchDataFormatError(where, f"must be a list, got {_kind(steps)}", record=rec,
-                                        field="question_decomposition")
-        decomposition: list[SubQuestion] = []
-        for k, step in enumerate(steps):
-            fname = f"question_decomposition[{k}]"
-            if not isinstance(step, dict):
-                raise SearchDataFormatError(where, f"expected an object, got {_kind(step)}", record=rec, field=fname)
-            sub_q = _require(step, "question", str, where, rec, prefix=fname)
-            sub_a = _require(step, "answer", str, where, rec, prefix=fname)
-            support = step.get("paragraph_support_idx")
-            if support is not None and (isinstance(support, bool) or not isinstance(support, int)):
-                raise SearchDataFormatError(where, f"must be an integer or null, got {_kind(support)}", record=rec,
-                                            field=f"{fname}.paragraph_support_idx")
-            if support is not None and support not in by_idx and answerable:
-                raise SearchDataFormatError(where, f"refers to paragraph idx {support}, which the record does not "
-                                            "have", record=rec, field=f"{fname}.paragraph_support_idx")
-            decomposition.append(SubQuestion(sub_q, sub_a, by_idx.get(support) if support is not None else None))
-        # reasoning order from the decomposition, then any other supporting paragraph in paragraph order
-        ordered = list(dict.fromkeys(s.support_id for s in decomposition if s.support_id in supporting))
-        ordered += [d for d in supporting if d not in ordered]
-        distractors = list(dict.fromkeys(d for d in by_idx.values() if d not in supporting))
-        if qid in seen:
-            raise SearchDataFormatError(where, f"duplicate id {qid!r} (first at {seen[qid]})", record=rec, field="id")
-        seen[qid] = rec
-        extra = {k: v for k, v in record.items() if k not in
-                 ("id", "question", "answer", "answer_aliases", "answerable", "paragraphs", "question_decomposition")}
-        questions.append(SearchQuestion(
-            id=qid, question=question, answer=answer, aliases=tuple(a for a in aliases if a != answer),
-            hops=len(decomposition) or len(ordered), type="bridge", supporting_ids=tuple(ordered),
-            distractor_ids=tuple(distractors), decomposition=tuple(decomposition), answerable=answerable,
-            source="musique", meta=extra))
-    return list(documents.values()), questions
+    if corpus_path is not None and Path(corpus_path).is_dir():
+        folder = Path(corpus_path)
+        corpus_path = folder / Path(_CORPUS_FILE).name
+        questions_path = folder / Path(_QUESTIONS_FILE).name if questions_path is None else questions_path
+    documents = load_search_corpus(corpus_path, max_bytes=max_bytes)
+    return documents, load_search_questions(questions_path, documents=documents, limit=limit, sample=sample,
+                                            seed=seed, max_bytes=max_bytes)
 
 
-# --------------------------------------------------------------------------------------------------------------
-# HotpotQA
-# --------------------------------------------------------------------------------------------------------------
-
-
-def load_hotpotqa_json(path: str | os.PathLike[str], *, missing_support: str = "error"
-                       ) -> tuple[list[Document], list[SearchQuestion]]:
-    """Read a HotpotQA file you downloaded: a JSON list of ``{_id, question, answer, supporting_facts, context,
-    type, level}`` (JSONL of the same objects is accepted too).
-
-    ``context`` is ``[[title, [sentence, …]], …]``; a document's text is its sentences joined as published (they
-    carry their own leading spaces). ``supporting_facts`` is ``[[title, sentence_index], …]``: the supporting
-    documents are the context paragraphs with those titles, in first-mention order; sentence indices are not
-    checked against the paragraph (a few published records point past the end). ``hops`` is the number of
-    supporting documents, ``type`` the record's ``bridge``/``comparison``, ``level`` goes to ``meta``.
-
-    ``missing_support``: what to do when a supporting title is not in the record's context — ``"error"``
-    (default; in the distractor setting it never happens) or ``"drop"`` (the fullwiki setting's retrieved context
-    may lack gold paragraphs; the title is then kept in ``meta["missing_support"]``).
-    """
-    if missing_support not in ("error", "drop"):
-        raise ValueError(f"missing_support must be 'error' or 'drop', got {missing_support!r}")
-    where = str(path)
-    documents: dict[str, Document] = {}
-    questions: list[SearchQuestion] = []
-    seen: dict[str, str] = {}
-    for rec, record in _json_records(_read_text(path), where):
-        if not isinstance(record, dict):
-            raise SearchDataFormatError(where, f"expected a JSON object, got {_kind(record)}", record=rec)
-        if isinstance(record.get("_id"), str):
-            rec += f" (_id {record['_id']!r})"
-        qid = _require(record, "_id", str, where, rec)
-        question = _require(record, "question", str, where, rec)
-        if "answer" not in record:
-            raise SearchDataFormatError(where, "missing (a split without answers, like HotpotQA's test set, cannot "
-                                        "be scored)", record=rec, field="answer")
-        answer = _require(record, "answer", str, where, rec)
-        qtype = record.get("type", "bridge")
-        if not isinstance(qtype, str):
-            raise SearchDataFormatError(where, f"must be a string, got {_kind(qtype)}", record=rec, field="type")
-        context = _require(record, "context", list, where, rec)
-        if not context:
-            raise SearchDataFormatError(where, "has no paragraphs", record=rec, field="context")
-        by_title: dict[str, str] = {}
-        for k, entry in enumerate(context):
-            fname = f"context[{k}]"
-            if not (isinstance(entry, list) and len(entry) == 2 and isinstance(entry[0], str)
-                    and isinstance(entry[1], list) and all(isinstance(s, str) for s in entry[1])):
-                raise SearchDataFormatError(where, "expected [title, [sentence, ...]]", record=rec, field=fname)
-            title, sentences = entry
-            doc = _document("hotpotqa", title, "".join(sentences).strip(), documents)
-            by_title.setdefault(title, doc.id)
-        facts = _require(record, "supporting_facts", list, where, rec)
-        supporting: list[str] = []
-        missing: list[str] = []
-        for k, fact in enumerate(facts):
-            fname = f"supporting_facts[{k}]"
-            if not (isinstance(fact, list) and len(fact) == 2 and isinstance(fact[0], str)
-                    and isinstance(fact[1], int) and not isinstance(fact[1], bool)):
-                raise SearchDataFormatError(where, "expected [title, sentence_index]", record=rec, field=fname)
-            title = fact[0]
-            if title not in by_title:
-                if missing_support == "error":
-                    raise SearchDataFormatError(
-                        where, f"title {title!r} is not in the record's context (for a fullwiki file, pass "
-                        "missing_support='drop')", record=rec, field=fname)
-                if title not in missing:
-                    missing.append(title)
-                continue
-            if by_title[title] not in supporting:
-                supporting.append(by_title[title])
-        if qid in seen:
-            raise SearchDataFormatError(where, f"duplicate _id {qid!r} (first at {seen[qid]})", record=rec,
-                                        field="_id")
-        seen[qid] = rec
-        meta = {k: v for k, v in record.items()
-                if k not in ("_id", "question", "answer", "type", "context", "supporting_facts")}
-        if missing:
-            meta["missing_support"] = missing
-        distractors = list(dict.fromkeys(d for d in by_title.values() if d not in supporting))
-        questions.append(SearchQuestion(
-            id=qid, question=question, answer=answer, hops=len(supporting), type=qtype,
-            supporting_ids=tuple(supporting), distractor_ids=tuple(distractors), source="hotpotqa", meta=meta))
-    return list(documents.values()), questions
-
-
-# --------------------------------------------------------------------------------------------------------------
-# Reading helpers
-# --------------------------------------------------------------------------------------------------------------
-
-
-def _read_text(path: str | os.PathLike[str]) -> str:
-    p = Path(path)
-    if not p.exists():
-        raise FileNotFoundError(f"{p}: no such file (the loaders read files already on disk; nothing is downloaded)")
-    if p.is_dir():
-        raise IsADirectoryError(f"{p}: is a folder; pass the data file itself")
-    try:
-        return p.read_text(encoding="utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise SearchDataFormatError(p, f"not UTF-8 text ({exc.reason} at byte {exc.start})") from None
-
-
-def _shipped_or_file(path, resource) -> tuple[str, str]:
+def _shipped_or_file(path, resource, max_bytes) -> tuple[str, str]:
     if path is None:
         res = resource()
         return str(res), res.read_text(encoding="utf-8")
-    return str(path), _read_text(path)
-
-
-def _jsonl_records(text: str, where: str):
-    """``(line number, parsed object)`` for each non-blank line."""
-    for lineno, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            yield lineno, json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise SearchDataFormatError(where, f"not valid JSON ({exc.msg} at character {exc.pos + 1})",
-                                        record=f"line {lineno}") from None
-
-
-def _json_records(text: str, where: str) -> list[tuple[str, Any]]:
-    """A JSON list (``record N``), a single JSON object, or JSONL (``line N``) — whichever the file is."""
-    stripped = text.lstrip()
-    if not stripped:
-        raise SearchDataFormatError(where, "the file is empty")
-    if stripped.startswith("["):
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise SearchDataFormatError(where, f"not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})"
-                                        ) from None
-        if not data:
-            raise SearchDataFormatError(where, "the list of records is empty")
-        return [(f"record {i}", r) for i, r in enumerate(data, start=1)]
-    try:
-        return [(f"line {n}", r) for n, r in _jsonl_records(text, where)]
-    except SearchDataFormatError as jsonl_error:
-        try:  # one pretty-printed object
-            data = json.loads(text)
-        except json.JSONDecodeError:
-            raise jsonl_error from None  # report the JSONL error, which names the line
-        return [("record 1", data)]
-
-
-def _require(obj: dict, name: str, kind: type, where: str, rec: str, *, prefix: str | None = None):
-    fname = f"{prefix}.{name}" if prefix else name
-    if name not in obj:
-        raise SearchDataFormatError(where, "missing", record=rec, field=fname)
-    value = obj[name]
-    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
-        expected = {str: "a string", int: "an integer", list: "a list"}[kind]
-        raise SearchDataFormatError(where, f"must be {expected}, got {_kind(value)}", record=rec, field=fname)
-    return value
-
-
-def _document(prefix: str, title: str, text: str, documents: dict[str, Document]) -> Document:
-    """The document for (title, text), created once; its id hashes both, so it is stable across subsets."""
-    digest = hashlib.sha1(f"{title}\n{text}".encode()).hexdigest()[:12]
-    doc_id = f"{prefix}-{digest}"
-    if doc_id not in documents:
-        documents[doc_id] = Document(doc_id, title, text)
-    return documents[doc_id]
-
-
-def _kind(value: Any) -> str:
-    return {dict: "an object", list: "a list", str: "a string", bool: "true/false", int: "an integer",
-            float: "a number", type(None): "null"}.get(type(value), type(value).__name__)
+    return str(path), read_text(path, max_bytes=max_bytes, error=SearchDataFormatError)
 
 
 def _field_named_in(message: str) -> str | None:
@@ -568,6 +364,6 @@ def _field_named_in(message: str) -> str | None:
         return message.split("'")[1]
     head = message.split(" ", 1)[0].split("[", 1)[0]
     if head in ("id", "question", "answer", "aliases", "hops", "type", "supporting_ids", "distractor_ids",
-                "decomposition", "answerable"):
+                "decomposition", "answerable", "meta"):
         return head
     return None

@@ -1,0 +1,216 @@
+"""Reading a data file, the one way every loader does it: a size cap, JSON list or JSON lines decided by content,
+a cut-short file named as such, and errors that give the file and the line or record.
+
+Files are untrusted input, so a loader reads at most ``max_bytes`` (default :data:`DEFAULT_MAX_BYTES`, 256 MiB,
+counted after decompression) and says how to raise the cap. Nothing here touches the network.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import zipfile
+import zlib
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+__all__ = [
+    "DEFAULT_MAX_BYTES",
+    "DatasetFormatError",
+    "ReadBudget",
+    "json_kind",
+    "json_records",
+    "read_text",
+    "text_lines",
+]
+
+#: What a loader reads at most unless told otherwise (bytes, after decompression): 256 MiB.
+DEFAULT_MAX_BYTES = 256 * 2**20
+
+_CUT_SHORT = "the file looks truncated: download it again"
+
+
+class DatasetFormatError(ValueError):
+    """A data file is not in the format its loader expects; names the file, row and column/field.
+
+    ``truncated`` is true when the file ends in the middle of a record (an interrupted download).
+    """
+
+    truncated: bool = False
+    _column_word = "column"
+
+    def __init__(
+        self, path: str | os.PathLike[str], message: str, *, row: str | None = None, column: str | None = None
+    ):
+        self.path = str(path)
+        self.row = row
+        self.column = column
+        where = self.path
+        if row is not None:
+            where += f", {row}"
+        if column is not None:
+            where += f", {self._column_word} {column!r}"
+        super().__init__(f"{where}: {message}")
+
+    @classmethod
+    def cut_short(cls, path: str | os.PathLike[str], line: int) -> DatasetFormatError:
+        """The error for a file that stops inside a record at ``line`` (1-based)."""
+        error = cls(path, f"ends in the middle of a record ({_CUT_SHORT})", row=f"line {line}")
+        error.truncated = True
+        error.args = (f"{path} ends in the middle of a record at line {line} ({_CUT_SHORT})",)
+        return error
+
+
+class ReadBudget:
+    """How many bytes a loader may still read (``max_bytes=None``: no cap); one budget spans all its files."""
+
+    def __init__(self, max_bytes: int | None = DEFAULT_MAX_BYTES):
+        if max_bytes is not None and (isinstance(max_bytes, bool) or not isinstance(max_bytes, int) or max_bytes < 1):
+            raise ValueError(f"max_bytes must be a positive number of bytes or None (no cap), got {max_bytes!r}")
+        self.max_bytes = max_bytes
+        self.used = 0
+
+    def spend(self, n: int, where: str | os.PathLike[str], error: type[DatasetFormatError] = DatasetFormatError):
+        """Count ``n`` more bytes read from ``where``; past the cap, an error saying how to raise it."""
+        self.used += n
+        if self.max_bytes is not None and self.used > self.max_bytes:
+            raise error(where, f"more than max_bytes={self.max_bytes} bytes ({self.max_bytes / 2**20:.0f} MiB) to "
+                        "read; loaders cap what they read because files are untrusted input: pass a larger "
+                        "max_bytes= (or max_bytes=None for no cap) if you trust this file")
+
+
+def read_text(
+    path: str | os.PathLike[str],
+    *,
+    max_bytes: int | None = DEFAULT_MAX_BYTES,
+    error: type[DatasetFormatError] = DatasetFormatError,
+) -> str:
+    """The whole file as text (UTF-8, an optional byte-order mark dropped, newlines made ``\\n``), within the cap."""
+    p = Path(path)
+    if not p.exists():
+        raise FileNotFoundError(f"{p}: no such file (the loaders read files already on disk; nothing is downloaded)")
+    if p.is_dir():
+        raise IsADirectoryError(f"{p}: is a folder; pass the data file itself")
+    ReadBudget(max_bytes).spend(p.stat().st_size, p, error)
+    try:
+        text = p.read_bytes().decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise error(p, f"not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def text_lines(file: Path, budget: ReadBudget) -> Iterator[tuple[str, int, str, bool]]:
+    """``(where, line number, line, complete)`` for each non-blank line of a plain, ``.zip`` or ``.gz`` file.
+
+    ``where`` names the file (and the zip member); ``complete`` is false for a last line with no newline after
+    it (a cut-short file ends so). Bytes count against ``budget`` as they are decompressed.
+    """
+    name = file.name.lower()
+    try:
+        if name.endswith(".zip"):
+            with zipfile.ZipFile(file) as zf:
+                members = [m for m in zf.namelist() if not m.endswith("/")]
+                if not members:
+                    raise DatasetFormatError(file, "the zip archive is empty")
+                for member in members:
+                    with zf.open(member) as raw:
+                        yield from _lines(raw, f"{file}:{member}", budget)
+        elif name.endswith(".gz"):
+            with gzip.open(file, "rb") as raw:
+                yield from _lines(raw, str(file), budget)
+        else:
+            with open(file, "rb") as raw:
+                yield from _lines(raw, str(file), budget)
+    except (zipfile.BadZipFile, gzip.BadGzipFile, zlib.error) as exc:
+        raise DatasetFormatError(file, f"not a readable archive ({exc}; an interrupted download? download it "
+                                 "again)") from None
+
+
+def _lines(raw, where: str, budget: ReadBudget) -> Iterator[tuple[str, int, str, bool]]:
+    lineno = 0
+    try:
+        for lineno, data in enumerate(raw, start=1):  # noqa: B007 - lineno is read after the loop
+            budget.spend(len(data), where)
+            line = data.decode("utf-8", errors="replace").rstrip("\r\n")
+            if line.strip():
+                yield where, lineno, line, data.endswith(b"\n")
+    except EOFError:  # a .gz cut short
+        raise DatasetFormatError.cut_short(where, lineno + 1) from None
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# JSON list or JSON lines
+# ---------------------------------------------------------------------------------------------------------------
+
+
+def json_records(
+    text: str,
+    where: str | os.PathLike[str],
+    *,
+    what: str = "records",
+    record_keys: tuple[str, ...] = (),
+    error: type[DatasetFormatError] = DatasetFormatError,
+) -> list[tuple[str, Any]]:
+    """``(label, value)`` for each record of a JSON list (``record N``) or of JSON lines (``line N``).
+
+    The content decides, not the file name: a file starting with ``[`` is a JSON list; one starting with ``{`` is
+    JSON lines, or one (pretty-printed) object. A single object must have one of ``record_keys`` to count as a
+    record (``{"data": [...]}`` is a wrapper, refused naming its keys). A file that stops inside a record is
+    reported as cut short; ``what`` names the records in messages (e.g. ``"StrategyQA questions"``).
+    """
+    body = text.lstrip()
+    if not body:
+        raise error(where, "the file is empty")
+    if body[0] == "[":
+        return [(f"record {i}", r) for i, r in enumerate(_parse_whole(text, where, error), start=1)]
+    if body[0] != "{":
+        raise error(where, f"expected a JSON list of {what} (or JSON lines, one object a line); the file starts "
+                    f"with {body[:30]!r}")
+    lines = [(n, line) for n, line in enumerate(text.split("\n"), start=1) if line.strip()]
+    try:
+        first = json.loads(lines[0][1])
+    except json.JSONDecodeError:  # one pretty-printed object, or a broken first record
+        return [("record 1", _one_object(_parse_whole(text, where, error), where, what, record_keys, error))]
+    records = [(f"line {lines[0][0]}", first)]
+    last = lines[-1][0]
+    for n, line in lines[1:]:
+        try:
+            records.append((f"line {n}", json.loads(line)))
+        except json.JSONDecodeError as exc:
+            if n == last and (_cut_at(line, exc) or not text.endswith("\n")):
+                raise error.cut_short(where, n) from None
+            raise error(where, f"not valid JSON ({exc.msg} at character {exc.pos + 1})", row=f"line {n}") from None
+    if len(records) == 1:
+        _one_object(first, where, what, record_keys, error)
+    return records
+
+
+def _parse_whole(text: str, where, error: type[DatasetFormatError]) -> Any:
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        if _cut_at(text, exc):
+            raise error.cut_short(where, text.rstrip().count("\n") + 1) from None
+        raise error(where, f"not valid JSON ({exc.msg})", row=f"line {exc.lineno}, column {exc.colno}") from None
+
+
+def _cut_at(text: str, exc: json.JSONDecodeError) -> bool:
+    """True when the parse failed because the text stops: a string never closed, or the error is at its end."""
+    return exc.msg.startswith("Unterminated string") or exc.pos >= len(text.rstrip())
+
+
+def _one_object(value: Any, where, what: str, record_keys: tuple[str, ...], error: type[DatasetFormatError]) -> Any:
+    if isinstance(value, dict) and record_keys and not any(k in value for k in record_keys):
+        keys = ", ".join(map(repr, list(value)[:8])) or "none"
+        raise error(where, f"expected a JSON list of {what} (or JSON lines, one object a line), got a dict (a JSON "
+                    f"object) with keys {keys} and none of the record fields {', '.join(record_keys)}; if the "
+                    "records sit inside it, save that list on its own")
+    return value
+
+
+def json_kind(value: Any) -> str:
+    """How a JSON value is called in messages (``an object``, ``a list``, ``null``…)."""
+    return {dict: "an object", list: "a list", str: "a string", bool: "true/false", int: "an integer",
+            float: "a number", type(None): "null"}.get(type(value), type(value).__name__)

@@ -1,0 +1,300 @@
+"""Real multi-hop QA files you downloaded — MuSiQue and HotpotQA — as :class:`~.search.Document` s and
+:class:`~.search.SearchQuestion` s. Nothing here touches the network.
+
+Each distinct paragraph becomes one document, with a stable id derived from its title and text (``musique-<hash>``,
+``hotpotqa-<hash>``), so a paragraph shared by several questions is one document and ids do not depend on which
+subset of the file you load. A question's ``distractor_ids`` are its non-supporting context paragraphs; the
+documents returned are the paragraphs of the questions returned. Both loaders read a JSON list or JSON lines,
+whichever the file holds.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from uncertainty_lab.datasets.files import DEFAULT_MAX_BYTES, json_kind, json_records, read_text
+from uncertainty_lab.datasets.search import Document, SearchDataFormatError, SearchQuestion, SubQuestion
+from uncertainty_lab.datasets.subset import check_subset, split_file, take
+
+__all__ = ["HOTPOTQA_SPLITS", "MUSIQUE_SPLITS", "load_hotpotqa_json", "load_musique_json"]
+
+#: Which public file holds which MuSiQue split (answerable-only ``ans`` and ``full`` releases; test has no answers).
+MUSIQUE_SPLITS: dict[str, tuple[str, ...]] = {
+    split: (f"musique_ans_v1.0_{split}.jsonl", f"musique_full_v1.0_{split}.jsonl") for split in ("train", "dev", "test")
+}
+
+#: Which public file holds which HotpotQA split (the test split has no answers).
+HOTPOTQA_SPLITS: dict[str, tuple[str, ...]] = {
+    "train": ("hotpot_train_v1.1.json",),
+    "dev_distractor": ("hotpot_dev_distractor_v1.json",),
+    "dev_fullwiki": ("hotpot_dev_fullwiki_v1.json",),
+    "test_fullwiki": ("hotpot_test_fullwiki_v1.json",),
+}
+
+_Docs = dict[str, Document]
+
+
+def load_musique_json(
+    path: str | os.PathLike[str],
+    *,
+    split: str | None = None,
+    limit: int | None = None,
+    sample: int | None = None,
+    seed: int = 0,
+    max_bytes: int | None = DEFAULT_MAX_BYTES,
+) -> tuple[list[Document], list[SearchQuestion]]:
+    """Read a MuSiQue file you downloaded (JSON lines as distributed, or a JSON list of the same objects).
+
+    Each record has ``id``, ``question``, ``answer``, ``paragraphs`` (``idx``, ``title``, ``paragraph_text``,
+    ``is_supporting``) and, in the answerable and full sets, ``question_decomposition`` (``question``,
+    ``answer``, ``paragraph_support_idx``), ``answer_aliases`` and ``answerable``. Returns ``(documents,
+    questions)``: documents deduplicated across questions by title and text; ``supporting_ids`` in the
+    decomposition's order; ``hops`` = number of decomposition steps (else supporting paragraphs); ``type`` is
+    ``"bridge"`` (the reasoning-graph shape, e.g. ``3hop1``, is the prefix of the id). ``split``
+    (:data:`MUSIQUE_SPLITS`: ``train`` / ``dev`` / ``test`` in ``musique_{ans,full}_v1.0_<split>.jsonl``) picks the
+    file in a folder and is checked against a file's name; files without answers (the test split) are refused.
+    Then ``sample`` / ``limit`` choose questions.
+    """
+    check_subset(limit, sample, seed)
+    path = split_file(path, split, MUSIQUE_SPLITS, "MuSiQue")
+    documents: _Docs = {}
+    questions: list[SearchQuestion] = []
+    seen: dict[str, str] = {}
+    for rec, record in _records(path, "id", "MuSiQue questions", max_bytes):
+        q = _musique_question(record, rec, str(path), documents)
+        _unique(q.id, seen, str(path), rec, "id")
+        questions.append(q)
+    return _subset(documents, questions, limit, sample, seed)
+
+
+def _musique_question(record: dict, rec: str, where: str, documents: _Docs) -> SearchQuestion:
+    qid = _require(record, "id", str, where, rec)
+    question = _require(record, "question", str, where, rec)
+    answer = _answer(record, where, rec, "MuSiQue")
+    aliases = record.get("answer_aliases", [])
+    if not isinstance(aliases, list) or not all(isinstance(a, str) for a in aliases):
+        raise SearchDataFormatError(where, "must be a list of strings", record=rec, field="answer_aliases")
+    answerable = record.get("answerable", True)
+    if not isinstance(answerable, bool):
+        raise SearchDataFormatError(where, f"must be true or false, got {json_kind(answerable)}", record=rec,
+                                    field="answerable")
+    by_idx, supporting = _musique_paragraphs(record, where, rec, documents)
+    decomposition = _musique_steps(record, where, rec, by_idx, answerable)
+    # reasoning order from the decomposition, then any other supporting paragraph in paragraph order
+    ordered = list(dict.fromkeys(s.support_id for s in decomposition if s.support_id in supporting))
+    ordered += [d for d in supporting if d not in ordered]
+    distractors = list(dict.fromkeys(d for d in by_idx.values() if d not in supporting))
+    extra = {k: v for k, v in record.items() if k not in
+             ("id", "question", "answer", "answer_aliases", "answerable", "paragraphs", "question_decomposition")}
+    return SearchQuestion(
+        id=qid, question=question, answer=answer, aliases=tuple(a for a in aliases if a != answer),
+        hops=len(decomposition) or len(ordered), type="bridge", supporting_ids=tuple(ordered),
+        distractor_ids=tuple(distractors), decomposition=tuple(decomposition), answerable=answerable,
+        source="musique", meta=extra)
+
+
+def _musique_paragraphs(record: dict, where: str, rec: str, documents: _Docs) -> tuple[dict[int, str], list[str]]:
+    """``({paragraph idx: document id}, supporting document ids in paragraph order)``."""
+    paragraphs = _require(record, "paragraphs", list, where, rec)
+    if not paragraphs:
+        raise SearchDataFormatError(where, "has no paragraphs", record=rec, field="paragraphs")
+    by_idx: dict[int, str] = {}
+    supporting: list[str] = []
+    for k, para in enumerate(paragraphs):
+        fname = f"paragraphs[{k}]"
+        if not isinstance(para, dict):
+            raise SearchDataFormatError(where, f"expected an object, got {json_kind(para)}", record=rec, field=fname)
+        idx = _require(para, "idx", int, where, rec, prefix=fname)
+        title = _require(para, "title", str, where, rec, prefix=fname)
+        text = _require(para, "paragraph_text", str, where, rec, prefix=fname)
+        is_supporting = para.get("is_supporting", False)
+        if not isinstance(is_supporting, bool):
+            raise SearchDataFormatError(where, f"must be true or false, got {json_kind(is_supporting)}", record=rec,
+                                        field=f"{fname}.is_supporting")
+        if idx in by_idx:
+            raise SearchDataFormatError(where, f"duplicate paragraph idx {idx}", record=rec, field=f"{fname}.idx")
+        doc = _document("musique", title, text, documents)
+        by_idx[idx] = doc.id
+        if is_supporting and doc.id not in supporting:
+            supporting.append(doc.id)
+    return by_idx, supporting
+
+
+def _musique_steps(record: dict, where: str, rec: str, by_idx: dict[int, str], answerable: bool) -> list[SubQuestion]:
+    steps = record.get("question_decomposition", [])
+    if not isinstance(steps, list):
+        raise SearchDataFormatError(where, f"must be a list, got {json_kind(steps)}", record=rec,
+                                    field="question_decomposition")
+    decomposition: list[SubQuestion] = []
+    for k, step in enumerate(steps):
+        fname = f"question_decomposition[{k}]"
+        if not isinstance(step, dict):
+            raise SearchDataFormatError(where, f"expected an object, got {json_kind(step)}", record=rec, field=fname)
+        sub_q = _require(step, "question", str, where, rec, prefix=fname)
+        sub_a = _require(step, "answer", str, where, rec, prefix=fname)
+        support = step.get("paragraph_support_idx")
+        if support is not None and (isinstance(support, bool) or not isinstance(support, int)):
+            raise SearchDataFormatError(where, f"must be an integer or null, got {json_kind(support)}", record=rec,
+                                        field=f"{fname}.paragraph_support_idx")
+        if support is not None and support not in by_idx and answerable:
+            raise SearchDataFormatError(where, f"refers to paragraph idx {support}, which the record does not have",
+                                        record=rec, field=f"{fname}.paragraph_support_idx")
+        decomposition.append(SubQuestion(sub_q, sub_a, by_idx.get(support) if support is not None else None))
+    return decomposition
+
+
+def load_hotpotqa_json(
+    path: str | os.PathLike[str],
+    *,
+    split: str | None = None,
+    missing_support: str = "error",
+    limit: int | None = None,
+    sample: int | None = None,
+    seed: int = 0,
+    max_bytes: int | None = DEFAULT_MAX_BYTES,
+) -> tuple[list[Document], list[SearchQuestion]]:
+    """Read a HotpotQA file you downloaded: a JSON list of ``{_id, question, answer, supporting_facts, context,
+    type, level}`` (JSON lines of the same objects are accepted too).
+
+    ``context`` is ``[[title, [sentence, …]], …]``; a document's text is its sentences joined as published (they
+    carry their own leading spaces). ``supporting_facts`` is ``[[title, sentence_index], …]``: the supporting
+    documents are the context paragraphs with those titles, in first-mention order; sentence indices are not
+    checked. ``hops`` is the number of supporting documents, ``type`` the record's ``bridge``/``comparison``,
+    ``level`` goes to ``meta``. ``missing_support``: a supporting title not in the record's context is an
+    ``"error"`` (default; never happens in the distractor setting) or ``"drop"`` ped and kept in
+    ``meta["missing_support"]`` (the fullwiki setting's retrieved context may lack gold paragraphs).
+
+    ``split`` (:data:`HOTPOTQA_SPLITS`: ``train`` in ``hotpot_train_v1.1.json``, ``dev_distractor`` in
+    ``hotpot_dev_distractor_v1.json``, ``dev_fullwiki`` in ``hotpot_dev_fullwiki_v1.json``, ``test_fullwiki``
+    — no answers, refused — in ``hotpot_test_fullwiki_v1.json``) picks the file in a folder and is checked against
+    a file's name. Then ``sample`` / ``limit`` choose questions.
+    """
+    if missing_support not in ("error", "drop"):
+        raise ValueError(f"missing_support must be 'error' or 'drop', got {missing_support!r}")
+    check_subset(limit, sample, seed)
+    path = split_file(path, split, HOTPOTQA_SPLITS, "HotpotQA")
+    documents: _Docs = {}
+    questions: list[SearchQuestion] = []
+    seen: dict[str, str] = {}
+    for rec, record in _records(path, "_id", "HotpotQA questions", max_bytes):
+        q = _hotpot_question(record, rec, str(path), documents, missing_support)
+        _unique(q.id, seen, str(path), rec, "_id")
+        questions.append(q)
+    return _subset(documents, questions, limit, sample, seed)
+
+
+def _hotpot_question(record: dict, rec: str, where: str, documents: _Docs, missing_support: str) -> SearchQuestion:
+    qid = _require(record, "_id", str, where, rec)
+    question = _require(record, "question", str, where, rec)
+    answer = _answer(record, where, rec, "HotpotQA")
+    qtype = record.get("type", "bridge")
+    if not isinstance(qtype, str):
+        raise SearchDataFormatError(where, f"must be a string, got {json_kind(qtype)}", record=rec, field="type")
+    context = _require(record, "context", list, where, rec)
+    if not context:
+        raise SearchDataFormatError(where, "has no paragraphs", record=rec, field="context")
+    by_title: dict[str, str] = {}
+    for k, entry in enumerate(context):
+        if not (isinstance(entry, list) and len(entry) == 2 and isinstance(entry[0], str)
+                and isinstance(entry[1], list) and all(isinstance(s, str) for s in entry[1])):
+            raise SearchDataFormatError(where, "expected [title, [sentence, ...]]", record=rec, field=f"context[{k}]")
+        doc = _document("hotpotqa", entry[0], "".join(entry[1]).strip(), documents)
+        by_title.setdefault(entry[0], doc.id)
+    supporting, missing = _hotpot_support(record, where, rec, by_title, missing_support)
+    meta = {k: v for k, v in record.items()
+            if k not in ("_id", "question", "answer", "type", "context", "supporting_facts")}
+    if missing:
+        meta["missing_support"] = missing
+    distractors = list(dict.fromkeys(d for d in by_title.values() if d not in supporting))
+    return SearchQuestion(
+        id=qid, question=question, answer=answer, hops=len(supporting), type=qtype,
+        supporting_ids=tuple(supporting), distractor_ids=tuple(distractors), source="hotpotqa", meta=meta)
+
+
+def _hotpot_support(record: dict, where: str, rec: str, by_title: dict[str, str], missing_support: str
+                    ) -> tuple[list[str], list[str]]:
+    """``(supporting document ids in first-mention order, supporting titles missing from the context)``."""
+    facts = _require(record, "supporting_facts", list, where, rec)
+    supporting: list[str] = []
+    missing: list[str] = []
+    for k, fact in enumerate(facts):
+        fname = f"supporting_facts[{k}]"
+        if not (isinstance(fact, list) and len(fact) == 2 and isinstance(fact[0], str)
+                and isinstance(fact[1], int) and not isinstance(fact[1], bool)):
+            raise SearchDataFormatError(where, "expected [title, sentence_index]", record=rec, field=fname)
+        title = fact[0]
+        if title not in by_title:
+            if missing_support == "error":
+                raise SearchDataFormatError(where, f"title {title!r} is not in the record's context (for a fullwiki "
+                                            "file, pass missing_support='drop')", record=rec, field=fname)
+            if title not in missing:
+                missing.append(title)
+        elif by_title[title] not in supporting:
+            supporting.append(by_title[title])
+    return supporting, missing
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Shared by both loaders
+# ---------------------------------------------------------------------------------------------------------------
+
+
+def _records(path: Path, id_key: str, what: str, max_bytes: int | None) -> Iterator[tuple[str, dict]]:
+    """``(label, record)`` for each JSON object of the file; the label names it and, when it has one, its id."""
+    where = str(path)
+    text = read_text(path, max_bytes=max_bytes, error=SearchDataFormatError)
+    for rec, record in json_records(text, where, what=what, record_keys=(id_key, "question"),
+                                    error=SearchDataFormatError):
+        if not isinstance(record, dict):
+            raise SearchDataFormatError(where, f"expected a JSON object, got {json_kind(record)}", record=rec)
+        if isinstance(record.get(id_key), str):
+            rec += f" ({id_key} {record[id_key]!r})"
+        yield rec, record
+
+
+def _answer(record: dict, where: str, rec: str, dataset: str) -> str:
+    if "answer" not in record:
+        raise SearchDataFormatError(where, f"missing (a split without answers, like {dataset}'s test set, cannot be "
+                                    "scored)", record=rec, field="answer")
+    return _require(record, "answer", str, where, rec)
+
+
+def _unique(qid: str, seen: dict[str, str], where: str, rec: str, id_key: str) -> None:
+    if qid in seen:
+        raise SearchDataFormatError(where, f"duplicate {id_key} {qid!r} (first at {seen[qid]})", record=rec,
+                                    field=id_key)
+    seen[qid] = rec
+
+
+def _subset(documents: _Docs, questions: list[SearchQuestion], limit, sample, seed
+            ) -> tuple[list[Document], list[SearchQuestion]]:
+    """``sample`` / ``limit`` questions, and the documents they refer to (all of them when the file is whole)."""
+    kept = take(questions, limit=limit, sample=sample, seed=seed)
+    if limit is None and sample is None:
+        return list(documents.values()), kept
+    used = {i for q in kept for i in (*q.supporting_ids, *q.distractor_ids)}
+    return [d for d in documents.values() if d.id in used], kept
+
+
+def _require(obj: dict, name: str, kind: type, where: str, rec: str, *, prefix: str | None = None) -> Any:
+    fname = f"{prefix}.{name}" if prefix else name
+    if name not in obj:
+        raise SearchDataFormatError(where, "missing", record=rec, field=fname)
+    value = obj[name]
+    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+        expected = {str: "a string", int: "an integer", list: "a list"}[kind]
+        raise SearchDataFormatError(where, f"must be {expected}, got {json_kind(value)}", record=rec, field=fname)
+    return value
+
+
+def _document(prefix: str, title: str, text: str, documents: _Docs) -> Document:
+    """The document for (title, text), created once; its id hashes both, so it is stable across subsets."""
+    digest = hashlib.sha1(f"{title}\n{text}".encode()).hexdigest()[:12]
+    doc_id = f"{prefix}-{digest}"
+    if doc_id not in documents:
+        documents[doc_id] = Document(doc_id, title, text)
+    return documents[doc_id]
