@@ -10,22 +10,13 @@ from typing import Any, ClassVar
 import numpy as np
 
 from .cache import CacheError, CompletionCache, default_cache, request_key, warn_once
+from .errors import LLMCapabilityError, LLMError, LLMUnavailableError
 from .record import completion_problem
 
 Messages = Sequence[dict[str, str]] | str
 ROLES = ("system", "user", "assistant")
-
-
-class LLMError(RuntimeError):
-    """A language-model backend could not answer; the message says why and what to do."""
-
-
-class LLMUnavailableError(LLMError):
-    """The backend itself cannot run here (server down, model or package missing)."""
-
-
-class LLMCapabilityError(LLMError):
-    """The backend runs but cannot do what was asked (e.g. logprobs)."""
+__all__ = ["Completion", "LLMBackend", "LLMCapabilityError", "LLMError", "LLMUnavailableError", "TokenLogprob",
+           "identity", "normalise_messages", "sample_seed"]
 
 
 @dataclass(frozen=True)

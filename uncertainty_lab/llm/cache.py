@@ -93,27 +93,31 @@ class CompletionCache:
             else:
                 con = sqlite3.connect(self.path.as_uri(), timeout=60.0, isolation_level=None,
                                       check_same_thread=False, uri=True)
-                self._local.con = con  # closed by close() if a pragma below fails
-                con.execute("PRAGMA journal_mode=WAL")
-                con.execute("PRAGMA synchronous=NORMAL")
-                con.execute("PRAGMA busy_timeout=60000")
+                try:
+                    con.execute("PRAGMA journal_mode=WAL")
+                    con.execute("PRAGMA synchronous=NORMAL")
+                    con.execute("PRAGMA busy_timeout=60000")
+                except BaseException:
+                    con.close()
+                    raise
             self._local.con = con
         return con
 
-    def _run(self, sql: str, args: tuple = ()) -> sqlite3.Cursor:
+    def _run(self, sql: str, args: tuple = ()) -> list[tuple]:
+        """The rows of one statement; any SQLite or OS failure as the :class:`CacheError` that names the fix."""
         try:
-            return self._connect().execute(sql, args)
+            return self._connect().execute(sql, args).fetchall()
         except (sqlite3.Error, OSError) as exc:
             raise fault(self.path, exc) from None
 
     def get(self, key: str) -> dict[str, Any] | None:
         """The stored answer for ``key``, or None. A stored answer that is not a JSON object counts as a miss
         (with a warning), and the next :meth:`put` replaces it."""
-        row = self._run("SELECT response FROM completions WHERE key = ?", (key,)).fetchone()
-        if row is None:
+        rows = self._run("SELECT response FROM completions WHERE key = ?", (key,))
+        if not rows:
             return None
         try:
-            rec = json.loads(row[0])
+            rec = json.loads(rows[0][0])
         except (TypeError, ValueError):
             rec = None
         if not isinstance(rec, dict):
@@ -164,13 +168,13 @@ class CompletionCache:
         sql, args = "SELECT DISTINCT backend, model FROM completions", ()
         if backend is not None:
             sql, args = sql + " WHERE backend = ?", (backend,)
-        return sorted(self._run(sql, args).fetchall())
+        return sorted(self._run(sql, args))
 
     def __len__(self) -> int:
-        return self._run("SELECT COUNT(*) FROM completions").fetchone()[0]
+        return self._run("SELECT COUNT(*) FROM completions")[0][0]
 
     def stats(self) -> CacheStats:
-        rows = self._run("SELECT backend, model, COUNT(*) FROM completions GROUP BY backend, model").fetchall()
+        rows = self._run("SELECT backend, model, COUNT(*) FROM completions GROUP BY backend, model")
         by_model = {f"{b}:{m}": n for b, m, n in rows}
         size = sum(p.stat().st_size for p in self.path.parent.glob(self.path.name + "*") if p.is_file())
         return CacheStats(self.path, sum(by_model.values()), size, by_model)

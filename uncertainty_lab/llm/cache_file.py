@@ -9,12 +9,14 @@ import sqlite3
 import warnings
 from pathlib import Path
 
+from .errors import LLMError
+
 CACHE_ENV = "UL_CACHE_DIR"
 FILE_NAME = "completions.sqlite"
 
 
-class CacheError(RuntimeError):
-    """The completion cache cannot be used as asked. ``fault`` is ``"damaged"``, ``"unwritable"``,
+class CacheError(LLMError):
+    """The completion cache cannot be used as asked (an LLMError: a run reports it as one line). ``fault`` is ``"damaged"``, ``"unwritable"``,
     ``"not a directory"``, ``"not a file"``, ``"locked"`` or ``"unusable"``; ``problem`` and ``fix`` make the
     one-line message."""
 
