@@ -333,7 +333,7 @@ def test_cache_export_refuses_to_overwrite_the_cache(tmp_path, capsys):
     cache.close()
 
 
-@pytest.mark.parametrize("option", ["--max-rows=0", "--max-rows=ten", "--max-mb=-1", "--max-row-mb=0"])
+@pytest.mark.parametrize("option", ["--max-rows=0", "--max-rows=ten", "--max-mb=-1", "--max-mb=inf", "--max-row-mb=0"])
 def test_cache_import_limits_must_be_positive(tmp_path, capsys, option):
     with pytest.raises(SystemExit) as info:
         main(["cache", "import", str(tmp_path / "x.sqlite"), option])

@@ -562,23 +562,27 @@ def plugin_path(tmp_path, monkeypatch):
 
 @pytest.mark.parametrize("where", ["first", "last"])
 def test_plugin_cannot_replace_a_builtin_whatever_the_sys_path_order(plugin_path, monkeypatch, capsys, where):
+    """A distribution registering the built-in name ``replay`` (as one could ``semantic_entropy``): the built-in
+    stays, the impostor is a refused row naming both distributions and is never imported."""
     make_distribution(plugin_path, "ul-test-shadow", """
+        [uncertainty_lab.llm_backends]
+        replay = ul_test_shadow_backend:Impostor
         [uncertainty_lab.metrics]
-        semantic_entropy = ul_test_shadow:CountDistinct
         count_distinct = ul_test_shadow:CountDistinct
-    """, {"ul_test_shadow": GOOD_METRIC})
+    """, {"ul_test_shadow": GOOD_METRIC, "ul_test_shadow_backend": "raise RuntimeError('imported')\n"})
     if where == "last":
         monkeypatch.setattr(sys, "path", [p for p in sys.path if p != str(plugin_path)] + [str(plugin_path)])
     with pytest.warns(registry.PluginWarning, match="is refused"):
         registry.refresh()
-    assert registry.get("metrics", "semantic_entropy").__module__.startswith("uncertainty_lab.")
+    assert registry.get("llm_backends", "replay") is ReplayLLM
     assert registry.get("metrics", "count_distinct").__module__ == "ul_test_shadow"  # its other plugins still work
-    assert main(["plugins", "metrics"]) == 0
-    rows = [line for line in capsys.readouterr().out.splitlines() if line.startswith("semantic_entropy ")]
+    assert main(["plugins", "llm_backends"]) == 0
+    rows = [line for line in capsys.readouterr().out.splitlines() if line.startswith("replay ")]
     assert len(rows) == 2
-    assert any("ok" in r.split() and "uncertainty-lab" in r for r in rows)
-    refused = next(r for r in rows if "error" in r.split())
+    assert any(r.split()[1] == "ok" and "uncertainty-lab" in r for r in rows)
+    refused = next(r for r in rows if r.split()[1] == "error")
     assert "ul-test-shadow" in refused and "'uncertainty-lab'" in refused and "refused" in refused
+    assert "ul_test_shadow_backend" not in sys.modules
 
 
 @pytest.mark.parametrize("body", ["import sys\nsys.exit(3)\n",

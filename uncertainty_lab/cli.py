@@ -421,8 +421,11 @@ def _add_run_command(sub, name: str, func, help: str, run_help: str, config_clas
 def _positive(kind: type):
     """An argparse type: a positive ``kind`` (int or float)."""
     def parse(text: str):
-        value = kind(text) if text.replace(".", "", kind is float).isdigit() else 0
-        if not value > 0:
+        try:
+            value = kind(text)
+        except ValueError:
+            value = 0
+        if not 0 < value < float("inf"):
             raise argparse.ArgumentTypeError(f"must be a positive {kind.__name__}, got {text!r}")
         return value
     return parse
