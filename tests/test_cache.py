@@ -16,6 +16,12 @@ def _request(i: int, model: str = "m") -> dict:
             "params": {"temperature": 1.0}, "seed": 0, "index": i}
 
 
+def _answer(request: dict, text: str) -> dict:
+    """A completion record of ``request`` (what ``Completion.to_record`` stores), as import verifies it."""
+    return {"text": text, "finish_reason": "stop", "backend": request["backend"], "model": request["model"],
+            "seed": request["seed"], "index": request["index"], "logprobs": None}
+
+
 def _writer(path: str, start: int, count: int) -> None:
     cache = CompletionCache(path)
     for i in range(start, start + count):
@@ -64,8 +70,8 @@ def test_two_processes_writing_at_once_corrupt_nothing(tmp_path):
 def test_stats_clear_export_import(tmp_path):
     cache = CompletionCache(tmp_path / "c.sqlite")
     for i in range(5):
-        cache.put(request_key(_request(i)), _request(i), {"text": str(i)})
-    cache.put(request_key(_request(0, "other")), _request(0, "other"), {"text": "o"})
+        cache.put(request_key(_request(i)), _request(i), _answer(_request(i), str(i)))
+    cache.put(request_key(_request(0, "other")), _request(0, "other"), _answer(_request(0, "other"), "o"))
     stats = cache.stats()
     assert stats.entries == 6 and stats.by_model == {"embedded:m": 5, "embedded:other": 1}
     assert stats.size_bytes > 0
@@ -76,7 +82,7 @@ def test_stats_clear_export_import(tmp_path):
         cache.export(cache.path)
     fresh = CompletionCache(tmp_path / "fresh.sqlite")
     assert fresh.import_from(exported) == 6
-    assert fresh.get(request_key(_request(3))) == {"text": "3"}
+    assert fresh.get(request_key(_request(3))) == _answer(_request(3), "3")
     assert cache.clear() == 6 and len(cache) == 0
     assert fresh.import_from(exported) == 0
 

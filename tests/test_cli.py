@@ -333,6 +333,14 @@ def test_cache_export_refuses_to_overwrite_the_cache(tmp_path, capsys):
     cache.close()
 
 
+@pytest.mark.parametrize("option", ["--max-rows=0", "--max-rows=ten", "--max-mb=-1", "--max-mb=inf", "--max-row-mb=0"])
+def test_cache_import_limits_must_be_positive(tmp_path, capsys, option):
+    with pytest.raises(SystemExit) as info:
+        main(["cache", "import", str(tmp_path / "x.sqlite"), option])
+    assert info.value.code == 2
+    assert f"{option.split('=')[0]}: must be a positive" in capsys.readouterr().err
+
+
 def test_cache_stats_on_an_empty_cache(tmp_path, capsys):
     assert main(["cache", "stats"]) == 0
     out = capsys.readouterr().out

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import __version__, registry
+from .llm.transfer import MAX_BYTES, MAX_ROW_BYTES, MAX_ROWS
 from .parameters import Parameter, ParameterError
 
 # --- plugins --------------------------------------------------------------------------------------
@@ -221,14 +222,20 @@ def check_ollama(timeout: float = 2.0) -> list[Check]:
 
 
 def check_cache() -> Check:
-    from .llm.cache import default_cache
+    """The completion cache: entries and size, or the fault (damaged file, unwritable folder, UL_CACHE_DIR
+    naming a file) with its fix. A cache that is read but cannot be written is a warning: the labs still run."""
+    from .llm.cache import CacheError, default_cache
 
     try:
-        s = default_cache().stats()
-    except Exception as exc:  # an unwritable directory, a corrupt file
-        return Check("completion cache", False, f"{type(exc).__name__}: {exc}",
-                     "set UL_CACHE_DIR to a writable directory")
-    return Check("completion cache", True, f"{s.path} ({s.entries} entries, {_size(s.size_bytes)})")
+        cache = default_cache()
+        s = cache.stats()
+    except CacheError as exc:
+        return Check("completion cache", False, f"{exc.fault}: {exc.problem}", exc.fix)
+    detail = f"{s.path} ({s.entries} entries, {_size(s.size_bytes)})"
+    if cache.write_error is not None:
+        return Check("completion cache", False, f"read-only: {detail}; {cache.write_error.problem}",
+                     cache.write_error.fix + " (until then new answers are not cached)", required=False)
+    return Check("completion cache", True, detail)
 
 
 def doctor_checks(ollama_timeout: float = 2.0) -> list[Check]:
@@ -252,34 +259,53 @@ def cmd_doctor(args) -> int:
 
 # --- cache ----------------------------------------------------------------------------------------
 
-def cmd_cache(args) -> int:
-    from .llm.cache import CompletionCache
+def _cache_action(cache, args) -> int:
+    if args.action == "stats":
+        s = cache.stats()
+        print(f"path:    {s.path}\nentries: {s.entries}\nsize:    {_size(s.size_bytes)}")
+        for label, n in sorted(s.by_model.items()):
+            print(f"  {n:>7}  {label}")
+    elif args.action == "clear":
+        print(f"removed {cache.clear()} entries from {cache.path}")
+    elif args.action == "export":
+        if Path(args.path).resolve() == cache.path.resolve():
+            print(f"error: {args.path} is the cache itself; export to another file", file=sys.stderr)
+            return 1
+        dest = cache.export(args.path, force=args.force)
+        print(f"exported {len(cache)} entries to {dest}")
+    else:
+        return _cache_import(cache, args)
+    return 0
 
-    cache = CompletionCache()  # cache_dir()/completions.sqlite: respects UL_CACHE_DIR
+
+def _cache_import(cache, args) -> int:
+    """Exit 1 when the file held no usable row or a cap stopped the import; skipped rows are warnings."""
+    mb = 1 << 20
+    report = cache.import_file(args.path, max_rows=args.max_rows, max_bytes=int(args.max_mb * mb),
+                               max_row_bytes=int(args.max_row_mb * mb))
+    print(f"imported {report.added} new entries from {args.path} ({len(cache)} in {cache.path})")
+    for line in report.problems():
+        print(f"{'error' if line == report.stopped else 'warning'}: {line}", file=sys.stderr)
+    useless = report.skipped and not (report.added or report.present)
+    return 1 if report.stopped or useless else 0
+
+
+def cmd_cache(args) -> int:
+    """``cache stats|clear|export|import``; any fault of the cache or of PATH is one ``error:`` line, exit 1."""
+    from .llm.cache import CacheError, CompletionCache
+
     try:
-        if args.action == "stats":
-            s = cache.stats()
-            print(f"path:    {s.path}\nentries: {s.entries}\nsize:    {_size(s.size_bytes)}")
-            for label, n in sorted(s.by_model.items()):
-                print(f"  {n:>7}  {label}")
-        elif args.action == "clear":
-            print(f"removed {cache.clear()} entries from {cache.path}")
-        elif args.action == "export":
-            if Path(args.path).resolve() == cache.path.resolve():
-                print(f"error: {args.path} is the cache itself; export to another file", file=sys.stderr)
-                return 1
-            dest = cache.export(args.path)
-            print(f"exported {len(cache)} entries to {dest}")
-        else:
-            try:
-                new = cache.import_from(args.path)
-            except (FileNotFoundError, ValueError) as exc:
-                print(f"error: {exc}", file=sys.stderr)
-                return 1
-            print(f"imported {new} new entries from {args.path} ({len(cache)} in {cache.path})")
+        cache = CompletionCache()  # cache_dir()/completions.sqlite: respects UL_CACHE_DIR
+    except CacheError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    try:
+        return _cache_action(cache, args)
+    except (CacheError, OSError, ValueError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
     finally:
         cache.close()
-    return 0
 
 
 # --- lab ------------------------------------------------------------------------------------------
@@ -457,6 +483,19 @@ def _add_run_command(sub, name: str, help: str, epilog: bool) -> None:
     p.set_defaults(func=run_experiment_command)
 
 
+def _positive(kind: type):
+    """An argparse type: a positive ``kind`` (int or float)."""
+    def parse(text: str):
+        try:
+            value = kind(text)
+        except ValueError:
+            value = 0
+        if not 0 < value < float("inf"):
+            raise argparse.ArgumentTypeError(f"must be a positive {kind.__name__}, got {text!r}")
+        return value
+    return parse
+
+
 def build_parser(lab_help: str | None = None) -> argparse.ArgumentParser:
     """The parser; ``lab_help`` names the lab command whose ``run --help`` lists its settings."""
     parser = argparse.ArgumentParser(prog="uncertainty-lab", description=__doc__.splitlines()[0])
@@ -476,9 +515,16 @@ def build_parser(lab_help: str | None = None) -> argparse.ArgumentParser:
     actions = p.add_subparsers(dest="action", required=True, metavar="ACTION")
     actions.add_parser("stats", help="path, entries, size and counts per backend:model")
     actions.add_parser("clear", help="delete every entry (no question asked)")
-    for action, text in (("export", "write a self-contained copy to PATH"),
-                         ("import", "merge the entries of an exported cache at PATH")):
-        actions.add_parser(action, help=text).add_argument("path", metavar="PATH")
+    export = actions.add_parser("export", help="write a self-contained copy to PATH (a new file)")
+    export.add_argument("path", metavar="PATH")
+    export.add_argument("--force", action="store_true", help="replace PATH when it is an existing file")
+    imp = actions.add_parser("import", help="merge the verified entries of an exported cache at PATH")
+    imp.add_argument("path", metavar="PATH")
+    imp.add_argument("--max-rows", type=_positive(int), default=MAX_ROWS, help=f"rows to read at most ({MAX_ROWS})")
+    imp.add_argument("--max-mb", type=_positive(float), default=MAX_BYTES / (1 << 20),
+                     help=f"MB of requests and answers to read at most ({MAX_BYTES >> 20})")
+    imp.add_argument("--max-row-mb", type=_positive(float), default=MAX_ROW_BYTES / (1 << 20),
+                     help=f"skip a row larger than this many MB ({MAX_ROW_BYTES >> 20})")
     p.set_defaults(func=cmd_cache)
 
     p = sub.add_parser("lab", help=f"start JupyterLab on notebooks/{START_NOTEBOOK} (or on PATH)")

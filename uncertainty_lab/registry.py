@@ -121,6 +121,7 @@ class PluginInfo:
 
 _lock = threading.RLock()
 _scanned: dict[str, dict[str, _Entry]] | None = None
+_refused: dict[str, list[_Entry]] = {k: [] for k in KINDS}  # entry points shadowing a built-in (see _add)
 _registered: dict[str, dict[str, _Entry]] = {k: {} for k in KINDS}
 
 
@@ -135,27 +136,48 @@ def _hint(name: str, options) -> str:
     return f"; closest match: {match[0]!r}" if match else ""
 
 
+BUILTIN_DISTRIBUTION = "uncertainty-lab"
+
+
+def _normalise(dist: str) -> str:  # PEP 503
+    return re.sub(r"[-_.]+", "-", dist).lower()
+
+
 def _scan(strict: bool = False) -> dict[str, dict[str, _Entry]]:
     global _scanned
     with _lock:
         if _scanned is None:
             found: dict[str, dict[str, _Entry]] = {k: {} for k in KINDS}
             for kind in KINDS:
+                _refused[kind] = []
                 for ep in importlib.metadata.entry_points(group=f"uncertainty_lab.{kind}"):
-                    dist = ep.dist.name if ep.dist is not None else "?"
-                    if ep.name in found[kind]:
-                        first = found[kind][ep.name]
-                        if first.distribution == dist:
-                            continue  # the same distribution seen twice on sys.path
-                        _warn(
-                            f"{kind} plugin {ep.name!r} is registered by both {first.distribution!r} and "
-                            f"{dist!r}; using {first.distribution!r}. Uninstall one or rename its entry point.",
-                            strict,
-                        )
-                        continue
-                    found[kind][ep.name] = _Entry(kind, ep.name, dist, ep.value, entry_point=ep)
+                    _add(found[kind], kind, _Entry(kind, ep.name, ep.dist.name if ep.dist is not None else "?",
+                                                   ep.value, entry_point=ep), strict)
             _scanned = found
         return _scanned
+
+
+def _add(found: dict[str, _Entry], kind: str, entry: _Entry, strict: bool) -> None:
+    """Add one scanned entry point. A built-in (distribution ``uncertainty-lab``) always keeps its name, whatever
+    the ``sys.path`` order: a plugin registering the same name is refused and listed as a broken row naming both.
+    Between two other distributions the first on ``sys.path`` wins, with a warning."""
+    first = found.setdefault(entry.name, entry)
+    if first is entry or _normalise(first.distribution) == _normalise(entry.distribution):
+        return  # a new name, or the same distribution seen twice on sys.path
+    kept = next((e for e in (first, entry) if _normalise(e.distribution) == BUILTIN_DISTRIBUTION), None)
+    if kept is None:
+        return _warn(f"{kind} plugin {entry.name!r} is registered by both {first.distribution!r} and "
+                     f"{entry.distribution!r}; using {first.distribution!r}. Uninstall one or rename its entry "
+                     "point.", strict)
+    shadow = entry if kept is first else first
+    found[entry.name] = kept
+    shadow.error = PluginLoadError(
+        f"{kind} plugin {entry.name!r} of distribution {shadow.distribution!r} ({shadow.target}) is refused: the "
+        f"name belongs to the built-in plugin of {kept.distribution!r}, which stays in use. Rename the entry point "
+        f"in {shadow.distribution!r}.", kind=kind, name=entry.name, distribution=shadow.distribution,
+        entry_point=shadow.target)
+    _refused[kind].append(shadow)
+    _warn(str(shadow.error), strict, shadow.error)
 
 
 def _warn(message: str, strict: bool, error: Exception | None = None) -> None:
@@ -243,7 +265,9 @@ def _apply_new_pth_files() -> list[str]:
                         continue
                     try:
                         exec(line, {"__name__": "__pth__"})
-                    except Exception as exc:  # like site: report the line, keep going
+                    except KeyboardInterrupt:
+                        raise
+                    except BaseException as exc:  # like site: report the line, keep going (SystemExit too)
                         warnings.warn(f"{path}: {line!r} failed: {type(exc).__name__}: {exc}", PluginWarning,
                                       stacklevel=3)
                         continue
@@ -282,14 +306,17 @@ def _load(entry: _Entry) -> None:
     where = f"entry point {entry.name} = {entry.target} in distribution {entry.distribution!r}"
     try:
         obj = entry.entry_point.load() if entry.entry_point is not None else entry.obj
-    except Exception as exc:
+        missing = _protocol_gaps(entry.kind, obj)
+    except KeyboardInterrupt:
+        raise
+    except BaseException as exc:  # SystemExit and the like too: a plugin must not end the process that lists it
+        what = " (the plugin exits the process when imported)" if isinstance(exc, SystemExit) else ""
         entry.error = PluginLoadError(
-            f"{entry.kind} plugin {entry.name!r} failed to import ({where}): {type(exc).__name__}: {exc}",
+            f"{entry.kind} plugin {entry.name!r} failed to import ({where}): {type(exc).__name__}: {exc}{what}",
             kind=entry.kind, name=entry.name, distribution=entry.distribution, entry_point=entry.target,
         )
         entry.error.__cause__ = exc
         return
-    missing = _protocol_gaps(entry.kind, obj)
     if missing:
         entry.error = PluginLoadError(
             f"{entry.kind} plugin {entry.name!r} ({where}) breaks the {entry.kind} protocol: "
@@ -446,12 +473,13 @@ def _summary(obj: Any) -> str:
 def describe(kind: str, *, strict: bool = False) -> list[PluginInfo]:
     """Every plugin of ``kind`` with its distribution, summary, parameters and load status.
 
-    A plugin that fails to load is listed with ``status="error"`` and a :class:`PluginWarning`;
-    with ``strict=True`` its :class:`PluginLoadError` is raised instead.
+    A plugin that fails to load (or that is refused for taking a built-in's name) is listed with
+    ``status="error"`` and a :class:`PluginWarning`; with ``strict=True`` its :class:`PluginLoadError` is
+    raised instead.
     """
     out = []
     with _lock:
-        for plugin_name, entry in sorted(_entries(kind).items()):
+        for plugin_name, entry in sorted(_entries(kind).items()) + [(e.name, e) for e in _refused[kind]]:
             _load(entry)
             if entry.error is not None:
                 _warn(str(entry.error), strict, entry.error)

@@ -13,10 +13,12 @@ from .base import (
     identity,
     sample_seed,
 )
-from .cache import CompletionCache, cache_dir, default_cache
+from .cache import CacheError, CacheWarning, CompletionCache, cache_dir, default_cache
 from .select import get_llm
 
 __all__ = [
+    "CacheError",
+    "CacheWarning",
     "Completion",
     "CompletionCache",
     "LLMBackend",

@@ -9,22 +9,14 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from .cache import CompletionCache, default_cache, request_key
+from .cache import CacheError, CompletionCache, default_cache, request_key, warn_once
+from .errors import LLMCapabilityError, LLMError, LLMUnavailableError
+from .record import completion_problem
 
 Messages = Sequence[dict[str, str]] | str
 ROLES = ("system", "user", "assistant")
-
-
-class LLMError(RuntimeError):
-    """A language-model backend could not answer; the message says why and what to do."""
-
-
-class LLMUnavailableError(LLMError):
-    """The backend itself cannot run here (server down, model or package missing)."""
-
-
-class LLMCapabilityError(LLMError):
-    """The backend runs but cannot do what was asked (e.g. logprobs)."""
+__all__ = ["Completion", "LLMBackend", "LLMCapabilityError", "LLMError", "LLMUnavailableError", "TokenLogprob",
+           "identity", "normalise_messages", "sample_seed"]
 
 
 @dataclass(frozen=True)
@@ -61,6 +53,10 @@ class Completion:
 
     @classmethod
     def from_record(cls, rec: dict[str, Any], *, cached: bool) -> Completion:
+        """The completion a cache row stores; ``ValueError`` naming what is wrong with a damaged record."""
+        problem = completion_problem(rec)
+        if problem:
+            raise ValueError(problem)
         lp = rec.get("logprobs")
         if lp is not None:
             lp = tuple(TokenLogprob(t["token"], t["logprob"], tuple(tuple(a) for a in t.get("top", ()))) for t in lp)
@@ -148,7 +144,7 @@ class LLMBackend:
         msgs = normalise_messages(messages)
         _check_sampling(n, temperature, top_p, max_tokens, seed, stop)
         self._check_logprobs(logprobs)
-        cache = (self.cache if self.cache is not None else default_cache()) if use_cache and seed is not None else None
+        cache = self._cache() if use_cache and seed is not None else None
         base_seed = seed if seed is not None else secrets.randbelow(2**31)
         params = {"temperature": float(temperature), "top_p": float(top_p), "max_tokens": max_tokens,
                   "stop": list(stop) if stop else None, "logprobs": bool(logprobs)}
@@ -162,16 +158,25 @@ class LLMBackend:
     def cache_backend_name(self) -> str:
         return self.name
 
+    def _cache(self) -> CompletionCache | None:
+        """This backend's cache, or None (warning once) when the default cache cannot be opened."""
+        if self.cache is not None:
+            return self.cache
+        try:
+            return default_cache()
+        except CacheError as exc:
+            warn_once(f"{exc} (the run goes on uncached)", stacklevel=4)
+            return None
+
     def _check_logprobs(self, logprobs: bool) -> None:
         if logprobs and not self.supports_logprobs:
             raise LLMCapabilityError(f"backend {self.name!r} cannot return logprobs; use the embedded backend")
 
     def _one(self, request: dict[str, Any], cache: CompletionCache | None, seed: int) -> Completion:
         key = request_key(request)
-        if cache is not None:
-            hit = cache.get(key)
-            if hit is not None:
-                return Completion.from_record(hit, cached=True)
+        hit = _lookup(cache, key)
+        if hit is not None:
+            return hit
         p = request["params"]
         raw = self._generate(request["messages"], temperature=p["temperature"], top_p=p["top_p"],
                              max_tokens=p["max_tokens"], seed=seed, stop=p["stop"], logprobs=p["logprobs"])
@@ -180,5 +185,27 @@ class LLMBackend:
             model=request["model"], seed=request["seed"], index=request["index"], logprobs=raw.get("logprobs"),
         )
         if cache is not None:
-            cache.put(key, request, completion.to_record())
+            try:
+                cache.put(key, request, completion.to_record())
+            except CacheError as exc:  # unwritable, full, damaged meanwhile: the answer stands, uncached
+                warn_once(f"{exc} (the run goes on uncached)", stacklevel=4)
         return completion
+
+
+def _lookup(cache: CompletionCache | None, key: str) -> Completion | None:
+    """The cached completion for ``key``, or None: a miss, a cache that cannot be read (warning once) or a
+    damaged row (warning; the new answer replaces it)."""
+    if cache is None:
+        return None
+    try:
+        rec = cache.get(key)
+    except CacheError as exc:
+        warn_once(f"{exc} (the run goes on uncached)", stacklevel=5)
+        return None
+    if rec is None:
+        return None
+    try:
+        return Completion.from_record(rec, cached=True)
+    except ValueError as exc:
+        cache.discard(key, str(exc))
+        return None

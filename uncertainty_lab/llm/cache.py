@@ -1,17 +1,39 @@
 """One SQLite cache for every completion, content-addressed by backend, model, messages, parameters,
-seed and sample index. WAL mode, so several processes (a class, a test run) can share a file."""
+seed and sample index. WAL mode, so several processes (a class, a test run) can share a file.
+
+A fault of the file or its folder (damaged, unwritable, a file where the folder should be) is one
+:class:`CacheError` line naming the file and the fix; a file that can be read but not written still serves its
+answers. Faults are classified in :mod:`.cache_file`; ``export`` and ``import_file`` (the classroom
+hand-over) live in :mod:`.transfer`.
+"""
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import sqlite3
 import threading
 import time
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from .cache_file import (
+    CACHE_ENV,
+    FILE_NAME,
+    CacheError,
+    CacheWarning,
+    cache_dir,
+    connect_read_only,
+    fault,
+    warn_once,
+)
+from .record import request_key
+from .transfer import ImportReport, export_cache, import_cache
+
+__all__ = ["CACHE_ENV", "CacheError", "CacheStats", "CacheWarning", "CompletionCache", "ImportReport", "cache_dir",
+           "default_cache", "request_key", "warn_once"]
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS completions (
@@ -26,22 +48,6 @@ CREATE INDEX IF NOT EXISTS completions_backend_model ON completions (backend, mo
 """
 
 
-def cache_dir() -> Path:
-    """Where the package keeps its caches: ``$UL_CACHE_DIR`` or the user cache dir."""
-    env = os.environ.get("UL_CACHE_DIR")
-    if env:
-        return Path(env).expanduser()
-    import platformdirs
-
-    return Path(platformdirs.user_cache_dir("uncertainty-lab"))
-
-
-def request_key(request: dict[str, Any]) -> str:
-    """SHA-256 of the canonical JSON of a request (backend, model, messages, params, seed, index)."""
-    blob = json.dumps(request, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
-    return hashlib.sha256(blob.encode("utf-8")).hexdigest()
-
-
 @dataclass(frozen=True)
 class CacheStats:
     path: Path
@@ -52,92 +58,151 @@ class CacheStats:
 
 class CompletionCache:
     """A SQLite file of completions. One connection per thread; writes are idempotent
-    (``INSERT OR IGNORE`` on the content key), so concurrent writers cannot corrupt or duplicate."""
+    (``INSERT OR IGNORE`` on the content key), so concurrent writers cannot corrupt or duplicate.
+
+    Every method raises :class:`CacheError` (one line: the file and the fix) for a fault of the file. A file that
+    can be read but not written opens read-only (``read_only``, ``write_error``): hits work, ``put`` raises."""
 
     def __init__(self, path: str | os.PathLike | None = None):
-        self.path = Path(path) if path is not None else cache_dir() / "completions.sqlite"
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.path = Path(path).expanduser().absolute() if path is not None else cache_dir() / FILE_NAME
+        self.read_only = False
+        self.write_error: CacheError | None = None
         self._local = threading.local()
-        with self._connect() as con:
-            con.executescript(_SCHEMA)
+        self._damaged: set[str] = set()  # keys whose stored answer is unusable: the next put replaces it
+        self._open()
+
+    def _open(self) -> None:
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._connect().executescript(_SCHEMA)
+            return
+        except (sqlite3.Error, OSError) as exc:
+            self.close()
+            error = fault(self.path, exc)
+        if error.fault != "unwritable" or not os.path.isfile(self.path):
+            raise error
+        self.read_only, self.write_error = True, error
+        if "completions" not in {r[0] for r in self._run("SELECT name FROM sqlite_master WHERE type = 'table'")}:
+            raise error
 
     def _connect(self) -> sqlite3.Connection:
         con = getattr(self._local, "con", None)
         if con is None:
-            con = sqlite3.connect(self.path.resolve().as_uri(), timeout=60.0, isolation_level=None,
-                                  check_same_thread=False, uri=True)
-            con.execute("PRAGMA journal_mode=WAL")
-            con.execute("PRAGMA synchronous=NORMAL")
-            con.execute("PRAGMA busy_timeout=60000")
+            if self.read_only:
+                con = connect_read_only(self.path)
+            else:
+                con = sqlite3.connect(self.path.as_uri(), timeout=60.0, isolation_level=None,
+                                      check_same_thread=False, uri=True)
+                try:
+                    con.execute("PRAGMA journal_mode=WAL")
+                    con.execute("PRAGMA synchronous=NORMAL")
+                    con.execute("PRAGMA busy_timeout=60000")
+                except BaseException:
+                    con.close()
+                    raise
             self._local.con = con
         return con
 
+    def _run(self, sql: str, args: tuple = ()) -> list[tuple]:
+        """The rows of one statement; any SQLite or OS failure as the :class:`CacheError` that names the fix."""
+        try:
+            return self._connect().execute(sql, args).fetchall()
+        except (sqlite3.Error, OSError) as exc:
+            raise fault(self.path, exc) from None
+
     def get(self, key: str) -> dict[str, Any] | None:
-        row = self._connect().execute("SELECT response FROM completions WHERE key = ?", (key,)).fetchone()
-        return json.loads(row[0]) if row else None
+        """The stored answer for ``key``, or None. A stored answer that is not a JSON object counts as a miss
+        (with a warning), and the next :meth:`put` replaces it."""
+        rows = self._run("SELECT response FROM completions WHERE key = ?", (key,))
+        if not rows:
+            return None
+        try:
+            rec = json.loads(rows[0][0])
+        except (TypeError, ValueError):
+            rec = None
+        if not isinstance(rec, dict):
+            self.discard(key, "the stored answer is not a JSON object")
+            return None
+        return rec
+
+    def discard(self, key: str, why: str) -> None:
+        """Treat the stored answer for ``key`` as a miss (warning once) and let the next put replace it."""
+        warn_once(f"completion cache {self.path}: the stored answer for request {key[:12]} is unusable ({why}); "
+                  "it counts as a miss and a new answer replaces it")
+        self._damaged.add(key)
 
     def put(self, key: str, request: dict[str, Any], response: dict[str, Any]) -> None:
-        self._connect().execute(
-            "INSERT OR IGNORE INTO completions (key, backend, model, request, response, created) VALUES (?,?,?,?,?,?)",
+        if self.write_error is not None:
+            raise self.write_error
+        verb = "INSERT OR REPLACE" if key in self._damaged else "INSERT OR IGNORE"
+        self._run(
+            f"{verb} INTO completions (key, backend, model, request, response, created) VALUES (?,?,?,?,?,?)",
             (key, request["backend"], request["model"], json.dumps(request, ensure_ascii=False),
              json.dumps(response, ensure_ascii=False), time.time()),
         )
+        self._damaged.discard(key)
+
+    def put_many(self, rows: list[tuple]) -> int:
+        """Insert verified rows ``(key, backend, model, request_json, response_json, created)`` in one
+        transaction; return how many were new."""
+        if self.write_error is not None:
+            raise self.write_error
+        con = self._connect()
+        try:
+            con.execute("BEGIN IMMEDIATE")
+            cur = con.executemany("INSERT OR IGNORE INTO completions (key, backend, model, request, response, "
+                                  "created) VALUES (?,?,?,?,?,?)", rows)
+            con.execute("COMMIT")
+        except (sqlite3.Error, OSError) as exc:
+            if con.in_transaction:
+                con.execute("ROLLBACK")
+            raise fault(self.path, exc) from None
+        return max(cur.rowcount, 0)
+
+    def backup(self, target: sqlite3.Connection) -> None:
+        """Copy the whole file into ``target`` (SQLite online backup); raises ``sqlite3.Error``."""
+        self._connect().backup(target)
 
     def models(self, backend: str | None = None) -> list[tuple[str, str]]:
         """The (backend, model) pairs recorded, optionally for one backend."""
         sql, args = "SELECT DISTINCT backend, model FROM completions", ()
         if backend is not None:
             sql, args = sql + " WHERE backend = ?", (backend,)
-        return sorted(self._connect().execute(sql, args).fetchall())
+        return sorted(self._run(sql, args))
 
     def __len__(self) -> int:
-        return self._connect().execute("SELECT COUNT(*) FROM completions").fetchone()[0]
+        return self._run("SELECT COUNT(*) FROM completions")[0][0]
 
     def stats(self) -> CacheStats:
-        rows = self._connect().execute("SELECT backend, model, COUNT(*) FROM completions GROUP BY backend, model")
+        rows = self._run("SELECT backend, model, COUNT(*) FROM completions GROUP BY backend, model")
         by_model = {f"{b}:{m}": n for b, m, n in rows}
         size = sum(p.stat().st_size for p in self.path.parent.glob(self.path.name + "*") if p.is_file())
         return CacheStats(self.path, sum(by_model.values()), size, by_model)
 
     def clear(self) -> int:
         """Delete every entry; return how many were removed."""
-        con = self._connect()
+        if self.write_error is not None:
+            raise self.write_error
         n = len(self)
-        con.execute("DELETE FROM completions")
-        con.execute("VACUUM")
+        self._run("DELETE FROM completions")
+        self._run("VACUUM")
         return n
 
-    def export(self, dest: str | os.PathLike) -> Path:
-        """Write a self-contained copy (SQLite online backup) that :meth:`import_from` can merge."""
-        dest = Path(dest)
-        if dest.resolve() == self.path.resolve():
-            raise ValueError(f"export destination {str(dest)!r} is the live cache itself; choose another path")
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        if dest.exists():
-            dest.unlink()
-        out = sqlite3.connect(dest)
-        try:
-            self._connect().backup(out)
-            out.execute("PRAGMA journal_mode=DELETE")  # a single self-contained file, readable from read-only media
-        finally:
-            out.close()
-        return dest
+    def export(self, dest: str | os.PathLike, *, force: bool = False) -> Path:
+        """Write a self-contained copy that :meth:`import_file` can merge (see :func:`.transfer.export_cache`)."""
+        return export_cache(self, dest, force=force)
 
-    def import_from(self, source: str | os.PathLike) -> int:
-        """Merge the entries of another cache file; return how many were new."""
-        source = Path(source)
-        if not source.is_file():
-            raise FileNotFoundError(f"cache file {str(source)!r} does not exist; pass the path of an exported cache")
-        con = self._connect()
-        before = len(self)
-        con.execute("ATTACH DATABASE ? AS other", (f"{source.resolve().as_uri()}?mode=ro",))
-        try:
-            con.execute("INSERT OR IGNORE INTO completions SELECT * FROM other.completions")
-        except sqlite3.DatabaseError as exc:
-            raise ValueError(f"{str(source)!r} is not an uncertainty-lab cache export: {exc}") from exc
-        finally:
-            con.execute("DETACH DATABASE other")
-        return len(self) - before
+    def import_file(self, source: str | os.PathLike, **limits: int) -> ImportReport:
+        """Merge the verified rows of an exported cache; the :class:`ImportReport` says what was added and
+        what was skipped and why (see :func:`.transfer.import_cache` for the ``limits``)."""
+        return import_cache(self, source, **limits)
+
+    def import_from(self, source: str | os.PathLike, **limits: int) -> int:
+        """:meth:`import_file`, returning how many entries were new; skipped rows are a warning."""
+        report = self.import_file(source, **limits)
+        if report.problems():
+            warnings.warn(f"{report.source}: {'; '.join(report.problems())}", CacheWarning, stacklevel=2)
+        return report.added
 
     def close(self) -> None:
         con = getattr(self._local, "con", None)
@@ -152,7 +217,7 @@ _default: CompletionCache | None = None
 def default_cache() -> CompletionCache:
     """The process-wide cache at ``cache_dir()/completions.sqlite`` (re-opened if UL_CACHE_DIR changes)."""
     global _default
-    path = cache_dir() / "completions.sqlite"
+    path = cache_dir() / FILE_NAME
     if _default is None or _default.path != path:
         _default = CompletionCache(path)
     return _default

@@ -1,9 +1,18 @@
-"""The Ollama backend: the official ``ollama`` client against a local (or ``OLLAMA_HOST``) server."""
+"""The Ollama backend: the official ``ollama`` client against a local (or ``OLLAMA_HOST``) server.
+
+``timeout`` is a deadline for the whole request: httpx (under the ``ollama`` client) times each socket read
+only, so a server trickling one byte at a time would hold a call forever. Each request runs in a worker thread
+the caller waits on for at most ``timeout`` seconds; past it the client is closed (ending the worker's read)
+and replaced.
+"""
 
 from __future__ import annotations
 
 import os
+import re
+import threading
 import urllib.parse
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -54,6 +63,39 @@ def default_model() -> str:
     return os.environ.get("UL_OLLAMA_MODEL", "").strip() or DEFAULT_MODEL
 
 
+class DeadlineExceeded(TimeoutError):
+    """A call ran past its deadline (its worker thread is abandoned)."""
+
+
+def call_with_deadline(fn: Callable[[], Any], seconds: float, *, name: str = "deadline-call") -> Any:
+    """``fn()`` in a daemon worker thread, waited on for at most ``seconds``: its value, or its exception
+    re-raised here, or :class:`DeadlineExceeded`. The caller must make an abandoned ``fn`` end (close its
+    connection); what it returns or raises afterwards is dropped on purpose, its caller having given up."""
+    box: dict[str, Any] = {}
+    done = threading.Event()
+
+    def work() -> None:
+        try:
+            box["value"] = fn()
+        except BaseException as exc:  # handed to the waiting thread, which re-raises it
+            box["error"] = exc
+        finally:
+            done.set()
+
+    threading.Thread(target=work, name=name, daemon=True).start()
+    if not done.wait(seconds):
+        raise DeadlineExceeded(f"no answer within {seconds} s")
+    if "error" in box:
+        raise box["error"]
+    return box["value"]
+
+
+def excerpt(text: str, limit: int = 160) -> str:
+    """The start of an error body in one short line: tags dropped, whitespace collapsed, cut at ``limit``."""
+    flat = " ".join(re.sub(r"<[^>]*>", " ", str(text)).split())
+    return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + f"… ({len(text)} characters)"
+
+
 def _version_tuple(text: str) -> tuple[int, ...]:
     parts = []
     for p in text.split("-")[0].split("."):
@@ -80,6 +122,7 @@ class OllamaLLM(LLMBackend):
         self.host = normalise_host(self.host)
 
         self._ollama = ollama
+        self._client_lock = threading.Lock()
         self._client = ollama.Client(host=self.host, timeout=self.timeout)
         self._version: str | None = None
 
@@ -90,19 +133,40 @@ class OllamaLLM(LLMBackend):
         """Close the HTTP connection pool of the underlying client."""
         self._client._client.close()
 
+    def _within(self, fn: Callable[[Any], Any], timeout: float, what: str) -> Any:
+        """``fn(client)`` within ``timeout`` seconds in all (connect, send, every read); past it the client is
+        closed, which ends the abandoned read, and replaced, and :meth:`_timed_out` is raised."""
+        client = self._client
+        try:
+            return call_with_deadline(lambda: fn(client), timeout, name=f"ollama {what}")
+        except (DeadlineExceeded, KeyboardInterrupt) as exc:
+            with self._client_lock:
+                if self._client is client:
+                    self._client = self._ollama.Client(host=self.host, timeout=self.timeout)
+            client._client.close()
+            if isinstance(exc, KeyboardInterrupt):
+                raise
+            raise self._timed_out(timeout, what) from None
+
     # --- server facts -------------------------------------------------------------------------
     def _get(self, path: str, timeout: float | None = None) -> dict[str, Any]:
         timeout = timeout or self.timeout
-        try:
-            r = httpx.get(self.host + path, timeout=timeout)
+
+        def get(client) -> Any:
+            r = client._client.get(path, timeout=timeout)
             r.raise_for_status()
-            data = r.json()
+            return r.json()
+
+        try:
+            data = self._within(get, timeout, f"GET {path}")
         except httpx.ConnectError:
             raise self._down() from None
         except httpx.TimeoutException:
             raise self._timed_out(timeout) from None
         except httpx.HTTPStatusError as exc:
-            raise self._not_ollama(f"GET {path} answered HTTP {exc.response.status_code}") from None
+            body = excerpt(exc.response.text, 80)
+            raise self._not_ollama(f"GET {path} answered HTTP {exc.response.status_code}"
+                                   + (f": {body}" if body else "")) from None
         except httpx.HTTPError as exc:  # the connection broke: not an HTTP server, or it crashed
             raise self._not_ollama(f"GET {path} failed: {type(exc).__name__}: {exc}") from None
         except ValueError:
@@ -155,10 +219,11 @@ class OllamaLLM(LLMBackend):
             f"Run `ollama pull {self.model}`.{have}"
         )
 
-    def _timed_out(self, timeout: float | None = None) -> LLMError:
+    def _timed_out(self, timeout: float | None = None, what: str = "") -> LLMError:
         waited = timeout or self.timeout
-        return LLMError(f"the Ollama server at {self.host} did not answer within {waited} s; "
-                        "raise `timeout` (a first call loads the model and can be slow)")
+        return LLMError(f"the Ollama server at {self.host} did not answer within {waited} s"
+                        + (f" ({what})" if what else "") + "; raise `timeout` (a first call loads the model and "
+                        "can be slow), or check that OLLAMA_HOST is an Ollama server")
 
     def _not_ollama(self, what: str) -> LLMUnavailableError:
         return LLMUnavailableError(
@@ -175,18 +240,23 @@ class OllamaLLM(LLMBackend):
         if logprobs:
             self._require_logprobs()
             kwargs = {"logprobs": True, "top_logprobs": self.top_logprobs}
+        def chat(client) -> Any:
+            return client.chat(model=self.model, messages=messages, options=options, stream=False, **kwargs)
+
         try:
-            r = self._client.chat(model=self.model, messages=messages, options=options, stream=False, **kwargs)
+            r = self._within(chat, self.timeout, "POST /api/chat")
         except ConnectionError:
             raise self._down() from None
         except httpx.TimeoutException:
             raise self._timed_out() from None
         except self._ollama.ResponseError as exc:
+            body = excerpt(exc.error)
             if exc.status_code == 404:  # Ollama: 'model "x" not found, try pulling it first'
-                if "model" in str(exc.error).lower():
+                if "model" in body.lower() and "not found" in body.lower():
                     raise self._missing() from None
-                raise self._not_ollama(f"POST /api/chat answered HTTP 404: {str(exc.error)[:80]}") from None
-            raise LLMError(f"the Ollama server at {self.host} answered {exc.status_code}: {exc.error}") from None
+                raise self._not_ollama(f"POST /api/chat answered HTTP 404: {excerpt(body, 80)}") from None
+            raise LLMError(f"the Ollama server at {self.host} answered HTTP {exc.status_code} to POST /api/chat: "
+                           f"{body}") from None
         except httpx.HTTPError as exc:  # the connection broke mid-request
             raise LLMError(f"the request to the Ollama server at {self.host} failed: "
                            f"{type(exc).__name__}: {exc}") from None

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass, field
 from typing import ClassVar
 
 from .base import Completion, LLMBackend, LLMError
-from .cache import default_cache, request_key
+from .cache import CacheError, default_cache, request_key
 
 
 class ReplayMissError(LLMError, LookupError):
@@ -25,12 +26,14 @@ class ReplayLLM(LLMBackend):
     model: str = field(default="", metadata={"help": "the recorded model id; empty = the only one recorded"})
 
     def _store(self):
-        return self.cache if self.cache is not None else default_cache()
+        with _readable():
+            return self.cache if self.cache is not None else default_cache()
 
     def model_id(self) -> str:
         if self.model:
             return self.model
-        recorded = [m for _, m in self._store().models(self.backend)]
+        with _readable():
+            recorded = [m for _, m in self._store().models(self.backend)]
         if len(recorded) != 1:
             raise LLMError(
                 f"replay needs model=...: the cache at {self._store().path} holds "
@@ -48,13 +51,33 @@ class ReplayLLM(LLMBackend):
             raise ValueError("replay answers only recorded, seeded requests: pass an integer seed and use_cache=True")
         return super().complete(messages, seed=seed, **kwargs)
 
+    def _cache(self):
+        return None  # replay reads its store in _one, where a cache fault is an error, not a warning
+
     def _one(self, request, cache, seed):
-        hit = self._store().get(request_key(request))
+        store = self._store()
+        with _readable():
+            hit = store.get(request_key(request))
+        what = (f"{request['backend']}:{request['model']} sample {request['index']} (seed={request['seed']}, "
+                f"params={request['params']}) to {request['messages'][-1]['content'][:80]!r}")
         if hit is None:
-            last = request["messages"][-1]["content"]
             raise ReplayMissError(
-                f"no recorded answer for {request['backend']}:{request['model']} sample {request['index']} "
-                f"(seed={request['seed']}, params={request['params']}) to {last[:80]!r}; record it first with "
-                f"get_llm({request['backend']!r}) using the same arguments, then export/import the cache"
+                f"no recorded answer for {what}; record it first with get_llm({request['backend']!r}) using the "
+                "same arguments, then export/import the cache"
             )
-        return Completion.from_record(hit, cached=True)
+        try:
+            return Completion.from_record(hit, cached=True)
+        except ValueError as exc:
+            raise ReplayMissError(
+                f"the recorded answer for {what} in {store.path} is damaged ({exc}); import a good export with "
+                "`uncertainty-lab cache import FILE`, or record it again"
+            ) from None
+
+
+@contextlib.contextmanager
+def _readable():
+    """A cache fault, as the LLMError a replay run reports (replay has nothing to answer from without it)."""
+    try:
+        yield
+    except CacheError as exc:
+        raise LLMError(f"replay cannot read its recorded answers: {exc}") from None

@@ -6,10 +6,10 @@ import os
 
 from .. import registry
 from ..parameters import parameters
-from .base import LLMBackend, LLMUnavailableError
+from .base import LLMBackend, LLMError, LLMUnavailableError
 from .cache import CompletionCache
 
-AUTO_PROBE_TIMEOUT = 2.0  # seconds to wait for an Ollama server before falling back to embedded
+AUTO_PROBE_TIMEOUT = 2.0  # seconds in all for an Ollama server's answer before falling back to embedded
 #: environment variable: the spec ``"auto"`` stands for (a class replaying a recorded cache sets ``replay``)
 LLM_ENV = "UL_LLM"
 
@@ -61,6 +61,8 @@ def _auto(**params) -> tuple[LLMBackend, str]:
         return ollama, f"Ollama at {ollama.host} has {ollama.model}"
     except LLMUnavailableError as exc:
         reason = str(exc).split(". ")[0]
+    except LLMError as exc:  # e.g. no whole answer within AUTO_PROBE_TIMEOUT (a hung or trickling server)
+        reason = str(exc).split("; ")[0]
     except Exception as exc:  # a misbehaving server must not stop the lab: fall back, and say why
         reason = f"Ollama check failed: {type(exc).__name__}: {exc}"
     return registry.create("llm_backends", "embedded", **params), f"fallback: {reason}"
