@@ -476,14 +476,29 @@ def test_lab_target_prefers_the_start_notebook(tmp_path, monkeypatch):
     assert cli.lab_target(notebooks) == notebooks / "00_start_here.ipynb"
 
 
-def test_lab_command_argv(tmp_path):
+def _option(argv, name):
+    return next((a.split("=", 1)[1] for a in argv if a.startswith(f"--{name}=")), None)
+
+
+def test_lab_serves_the_repository_and_opens_the_start_notebook():
+    """README, docs/ and plugins/ are reachable from the lab, and the URL Jupyter prints opens 00_start_here."""
+    root = cli.lab.checkout_root()
+    argv = cli.lab_command(allow_root=False)
+    assert argv[:4] == [sys.executable, "-m", "jupyter", "lab"]
+    assert Path(_option(argv, "ServerApp.root_dir")) == root
+    assert _option(argv, "LabApp.default_url") == "/lab/tree/notebooks/00_start_here.ipynb"
+    assert _option(argv, "ServerApp.ip") == "127.0.0.1"
+    argv = cli.lab_command(port=8899, no_browser=True, allow_root=True)
+    assert argv[-3:] == ["--port=8899", "--no-browser", "--allow-root"]
+    assert ("--allow-root" in cli.lab_command()) == (os.geteuid() == 0)
+
+
+def test_lab_on_a_folder_outside_the_repository_serves_that_folder(tmp_path):
     nb = tmp_path / "00_start_here.ipynb"
-    assert cli.lab_command(nb, allow_root=False) == [sys.executable, "-m", "jupyter", "lab", str(nb)]
-    argv = cli.lab_command(nb, port=8899, no_browser=True, allow_root=True)
-    assert argv[4:] == [str(nb), "--port=8899", "--no-browser", "--allow-root"]
-    assert ("--allow-root" in cli.lab_command(nb)) == (os.geteuid() == 0)
-    checkout_notebooks = Path(cli.__file__).parents[1] / "notebooks"
-    assert cli.lab_command()[4] == str(cli.lab_target(checkout_notebooks))
+    nb.write_text("{}")
+    argv = cli.lab_command(nb, allow_root=False)
+    assert Path(_option(argv, "ServerApp.root_dir")) == tmp_path.resolve()
+    assert _option(argv, "LabApp.default_url") == "/lab/tree/00_start_here.ipynb"
 
 
 def test_lab_execs_jupyter(monkeypatch, capsys):
@@ -504,7 +519,8 @@ def test_lab_opens_a_given_folder_or_notebook(monkeypatch, tmp_path, capsys):
     (tmp_path / "01_x.ipynb").write_text("{}")
     assert main(["lab", str(tmp_path), "--no-browser"]) == 0
     assert main(["lab", str(tmp_path / "01_x.ipynb")]) == 0
-    assert [argv[4] for argv in calls] == [str(tmp_path / "00_start_here.ipynb"), str(tmp_path / "01_x.ipynb")]
+    assert [_option(argv, "LabApp.default_url") for argv in calls] == ["/lab/tree/00_start_here.ipynb",
+                                                                        "/lab/tree/01_x.ipynb"]
     assert main(["lab", str(tmp_path / "nope")]) == 2
     assert "nope does not exist; give a notebook or a folder" in capsys.readouterr().err
     assert len(calls) == 2
@@ -528,6 +544,9 @@ def test_lab_really_starts_jupyterlab(tmp_path):
         assert "started" in answer
         with urllib.request.urlopen(f"http://127.0.0.1:{port}/lab?token=t", timeout=10) as r:
             assert r.status == 200 and "JupyterLab" in r.read().decode()
+        for path in ("README.md", "docs/ARCHITECTURE.md", "plugins/template/README.md"):  # the repository is served
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/contents/{path}?token=t", timeout=10) as r:
+                assert json.load(r)["path"] == path
     finally:
         proc.terminate()
         try:
@@ -538,6 +557,8 @@ def test_lab_really_starts_jupyterlab(tmp_path):
         out = proc.stdout.read()
         proc.stdout.close()
     assert "starting:" in out and "-m jupyter lab" in out
+    printed = [ln for ln in out.splitlines() if f"http://127.0.0.1:{port}/" in ln]
+    assert printed and all(f"127.0.0.1:{port}/lab/tree/notebooks/00_start_here.ipynb?token=" in ln for ln in printed), printed
 
 
 def test_readme_plugin_tables_are_the_generated_ones():
