@@ -221,13 +221,15 @@ class FakeOllama:
         return request
 
     def generate(self, request: dict[str, Any]) -> dict[str, Any]:
-        server, lock = self._engine()
+        server, lock, slot = self._engine()
         with lock:
+            slot.messages = None  # the embedded backend's record of what the slot holds is stale now
             return server.handle_chat_completions(request)
 
     def generate_stream(self, request: dict[str, Any], on_chunk) -> None:
-        server, lock = self._engine()
+        server, lock, slot = self._engine()
         with lock:
+            slot.messages = None
             server.handle_chat_completions({**request, "stream": True}, on_chunk)
 
 

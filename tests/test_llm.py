@@ -60,6 +60,50 @@ def test_same_seed_same_text_whatever_ran_before(llm):
         assert draw(question, seed, 40) == first, seed
 
 
+def _long_prompt(m: int, seed: int) -> list[dict[str, str]]:
+    """A cascade-like prompt of m remembered headlines (m = 25: about 700 tokens, where reuse changes numerics)."""
+    import random
+
+    from uncertainty_lab.datasets import load_news_cascade
+
+    rng = random.Random(seed)
+    headlines = rng.sample([e.headline for e in load_news_cascade()], m)
+    memory = "\n".join(f"[weight {1 / m:.2f}] (node, t={i}.0 h) {h}" for i, h in enumerate(headlines))
+    return [{"role": "system", "content": "You are a local TV newsroom writing one headline."},
+            {"role": "user", "content": f"Earlier coverage:\n{memory}\nWrite the next headline."}]
+
+
+def _draw(llm, messages, n, seed=3):
+    return [(c.text, c.logprobs) for c in llm.complete(messages, n=n, temperature=1.0, seed=seed, max_tokens=24,
+                                                        logprobs=True, use_cache=False)]
+
+
+def test_prompt_reuse_keeps_sample_i_a_function_of_request_seed_and_index(llm):
+    """Samples after the first reuse the prompt's KV cache. Sample i must come out the same (text and logprobs,
+    bit for bit) whether it is drawn inside a group of n, alone after unrelated requests, or as the first sample
+    generated after earlier ones came from the cache."""
+    long, other = _long_prompt(25, 0), _long_prompt(9, 1)
+    group = _draw(llm, long, 4)
+    _draw(llm, other, 2)
+    again = _draw(llm, long, 4)
+    assert again == group
+    _draw(llm, other, 1)
+    for i in (3, 1):  # sample i generated first, right after another prompt: the prompt is loaded, then reused
+        alone = llm._generate_sample(long, index=i, temperature=1.0, top_p=0.95, max_tokens=24,
+                                     seed=sample_seed(3, i), stop=None, logprobs=True)
+        assert (alone["text"], alone["logprobs"]) == group[i]
+    assert _draw(llm, long, 2) == group[:2]  # and n does not matter
+
+
+def test_prompt_reuse_leaves_sample_0_equal_to_the_sequential_path(cache):
+    reuse, sequential = get_llm("embedded", cache=cache), get_llm("embedded", cache=cache, reuse_prompt=False)
+    long = _long_prompt(25, 2)
+    a, b = _draw(reuse, long, 3), _draw(sequential, long, 3)
+    assert a[0] == b[0]
+    short_a, short_b = _draw(reuse, Q, 3), _draw(sequential, Q, 3)
+    assert [t for t, _ in short_a] == [t for t, _ in short_b]  # on short prompts the two paths agree
+
+
 def test_sample_i_does_not_depend_on_n(llm):
     three = llm.complete(Q, n=3, temperature=1.0, seed=5, max_tokens=12, use_cache=False)
     one = llm.complete(Q, n=1, temperature=1.0, seed=5, max_tokens=12, use_cache=False)
@@ -99,7 +143,7 @@ def test_second_identical_call_never_touches_the_backend(llm, cache, monkeypatch
     def boom(*a, **k):
         raise AssertionError("backend called on a cache hit")
 
-    monkeypatch.setattr(type(llm), "_generate", boom)
+    monkeypatch.setattr(type(llm), "_generate_sample", boom)
     again = llm.complete(Q, n=2, temperature=1.0, seed=3, max_tokens=12, logprobs=True)
     assert all(c.cached for c in again)
     assert [c.text for c in again] == [c.text for c in first]

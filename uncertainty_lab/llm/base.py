@@ -132,6 +132,11 @@ class LLMBackend:
         """Return ``{"text", "finish_reason", "logprobs"}`` for one sample."""
         raise NotImplementedError
 
+    def _generate_sample(self, messages: list[dict[str, str]], *, index: int, **kwargs: Any) -> dict[str, Any]:
+        """Sample ``index`` of a request: :meth:`_generate`, unless a backend shares work between the samples of
+        one prompt (the embedded backend reuses the prompt's KV cache for samples after the first)."""
+        return self._generate(messages, **kwargs)
+
     @property
     def label(self) -> str:
         return f"{self.name}:{self.model_id()}"
@@ -178,8 +183,9 @@ class LLMBackend:
         if hit is not None:
             return hit
         p = request["params"]
-        raw = self._generate(request["messages"], temperature=p["temperature"], top_p=p["top_p"],
-                             max_tokens=p["max_tokens"], seed=seed, stop=p["stop"], logprobs=p["logprobs"])
+        raw = self._generate_sample(request["messages"], index=request["index"], temperature=p["temperature"],
+                                    top_p=p["top_p"], max_tokens=p["max_tokens"], seed=seed, stop=p["stop"],
+                                    logprobs=p["logprobs"])
         completion = Completion(
             text=raw["text"], finish_reason=raw.get("finish_reason") or "stop", backend=request["backend"],
             model=request["model"], seed=request["seed"], index=request["index"], logprobs=raw.get("logprobs"),
