@@ -8,6 +8,7 @@ import hashlib
 import json
 import warnings
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -136,6 +137,20 @@ def test_gdelt_nodes_default_to_the_data_when_they_are_not_the_shipped_ones(gkg)
     assert setup.nodes == ("markets", "portal", "wire")
     with pytest.raises(CascadeError, match="n_train: n_train must be between 1 and len"):
         prepare({"data": gdelt(gkg, limit=20), "n_train": 198})
+
+
+def test_gdelt_events_without_a_headline_are_fitted_but_are_no_references():
+    """The Events export of tests/data/gdelt (one 15-minute file: every row at one time) with its GKG for titles."""
+    folder = Path(__file__).resolve().parent / "data" / "gdelt"
+    mapping = {"timesofindia.indiatimes.com": "local_tv", "reuters.com": "general_news", "msn.com": "mass_market"}
+    setup = prepare({"n_train": 5, "data": {"loader": "gdelt", "path": str(folder / "20310902163000.export.CSV"),
+                                            "format": "events", "gkg": str(folder / "20310902163000.gkg.csv"),
+                                            "domain_to_node": mapping}})
+    assert setup.train_stream.n_events == 5 and len(setup.test) == 4
+    untitled = [e for e in setup.test if not e.headline]
+    assert untitled and len(setup.references) == len(setup.test) - len(untitled)
+    assert all(r.text for r in setup.references)
+    assert f"{len(untitled)} held-out events have no headline: not references" in setup.describe()
 
 
 class EchoLLM:

@@ -93,7 +93,7 @@ def _slug(text: str) -> str:
 class CascadeSetup:
     """The data every run shares: the events, the chronological split, the training stream and the Hawkes fit
     on it, the node specs (name, a_i), the seed event e_0 (the last training event) and the held-out
-    references (Events with node ids)."""
+    references (Events with node ids; held-out events without a headline are left out)."""
 
     events: list[Any]
     train: list[Any]
@@ -123,6 +123,8 @@ class CascadeSetup:
             f"data: {describe_data(self.data or {'loader': 'shipped_news'})}",
             f"{len(self.events)} events: train {len(self.train)} (t ≤ {self.train[-1].time_h:.1f} h), "
             f"held out {len(self.test)} (t = {self.test[0].time_h:.1f} … {self.test[-1].time_h:.1f} h)",
+            *([f"{len(self.test) - len(self.references)} held-out events have no headline: not references"]
+              if len(self.references) < len(self.test) else []),
             "per node (train / held out): " + ", ".join(f"{n} {counts_tr.get(n, 0)}/{counts_te.get(n, 0)}"
                                                         for n in self.nodes),
             f"Hawkes fit on the {self.train_stream.n_events} training events, window [{self.train_stream.start_time:g}, "
@@ -174,7 +176,8 @@ def prepare(config: CascadeConfig | Mapping[str, Any] | None = None) -> CascadeS
     index = {name: i for i, name in enumerate(nodes)}
     last = train[-1]
     seed_event = Event(last.time_h, index[last.node], last.headline)
-    references = [Event(e.time_h, index[e.node], e.headline) for e in test]
+    # a held-out event without a headline (GDELT: no page title and an id for a URL slug) is no reference text
+    references = [Event(e.time_h, index[e.node], e.headline) for e in test if e.headline.strip()]
     return CascadeSetup(events, train, test, nodes, specs, train_stream, fit, seed_event, references,
                         data=config.data, data_report=getattr(events, "report", None))
 
