@@ -168,8 +168,8 @@ class SearchConfig(LabConfig):
     limit: int | None = setting(None, "then keep the first limit questions")
     data: Any = setting({"loader": "shipped_search"}, "the questions and their corpus: {loader, path?, "
                         "...options} with loader 'shipped_search' (path: a corpus file or folder, questions_path), "
-                        "'musique' or 'hotpotqa' (path: the file you downloaded; the corpus is the paragraphs of the "
-                        "questions loaded); split, limit, sample, seed as every loader takes them")
+                        "'musique' or 'hotpotqa' (path: the file you downloaded; each question brings its own paragraphs, "
+                        "see corpus); split, limit, sample, seed as every loader takes them")
     corpus: str = setting("auto", "what each question searches: 'own' (its own paragraphs, supporting and "
                                   "distractors: MuSiQue's and HotpotQA's distractor setting), 'shared' (every "
                                   "loaded document), 'auto' (own for musique / hotpotqa, shared for shipped_search)")
@@ -315,7 +315,8 @@ def load_config(path: str | os.PathLike) -> SearchConfig:
 
 def load_data(config: SearchConfig) -> tuple[list[Document], list[SearchQuestion]]:
     """(documents, questions) that ``config.data`` names (:mod:`uncertainty_lab.datasets.source`): the shipped
-    corpus, or MuSiQue / HotpotQA questions with their own paragraphs, pooled, as the corpus."""
+    corpus, or MuSiQue / HotpotQA questions and the paragraphs they bring (every loaded one once; ``corpus`` says
+    whether a question searches all of them or only its own, :func:`question_documents`)."""
     return load_source(config.data, kind="search")
 
 
