@@ -188,7 +188,7 @@ def test_changing_the_held_out_events_does_not_change_the_fit(setup, tmp_path):
         out.append(json.dumps(rec))
     path = tmp_path / "moved.jsonl"
     path.write_text("\n".join(out) + "\n", encoding="utf-8")
-    moved = prepare(CascadeConfig(dataset=str(path)))
+    moved = prepare(CascadeConfig(data={"loader": "shipped_news", "path": str(path)}))
     assert len(events) == len(moved.events)
     assert moved.model.beta == setup.model.beta
     assert np.array_equal(moved.model.mu, setup.model.mu) and np.array_equal(moved.model.alpha, setup.model.alpha)

@@ -12,6 +12,7 @@ import pytest  # noqa: E402
 
 from uncertainty_lab.hawkes import (  # noqa: E402
     EventStream,
+    HawkesError,
     HawkesModel,
     fit_hawkes,
     ks_test,
@@ -83,3 +84,27 @@ def test_plots_return_figure_and_axes(stream):
     assert plot_branching_matrix(np.array([[1.2]]), ax=axes[0])[1] is axes[0]
     assert "UNSTABLE" in axes[0].get_title()
     plt.close(fig)
+
+
+def test_a_node_with_too_few_events_is_flagged_and_never_rejects_the_model():
+    """A node whose only event is at time 0 has one residual ξ = Λ(0) − Λ(0) = 0, so KS = 1 and p ≈ 0: a verdict
+    on where the data starts, not on the model. It is listed as not tested, with the reason."""
+    one = simulate(HawkesModel.exponential([0.3], [[0.8]], beta=2.0), T=2000.0, seed=4)
+    times = np.concatenate([[0.0], one.times[one.times > 0][:400]])
+    nodes = np.concatenate([[1], np.zeros(400, dtype=int)])
+    s = EventStream.from_arrays(times, nodes, n_nodes=2, end_time=float(times[-1]))
+    m = HawkesModel.exponential([0.3, 0.01], [[0.8, 0.0], [0.0, 0.0]], beta=2.0)  # node 1 does not excite node 0
+    assert time_rescaling_residuals(m, s)[1].tolist() == [0.0]
+    result = ks_test(m, s)
+    assert result.n.tolist() == [400, 1] and result.tested.tolist() == [True, False]
+    assert np.isnan(result.statistic[1]) and np.isnan(result.pvalue[1]) and not result.reject[1]
+    assert result.passed and result.pvalue[0] > 0.05
+    assert result.table.column("note").tolist() == ["", "too few events (1 < 5): not tested"]
+    assert repr(result).startswith("KSResult: model not rejected (1 node(s) with fewer than 5 events not tested)")
+    # tested anyway (min_events=1), the lone event at 0 rejects the model on its own
+    forced = ks_test(m, s, min_events=1)
+    assert forced.statistic[1] == 1.0 and forced.reject[1] and not forced.passed and "REJECTED" in repr(forced)
+    with pytest.raises(HawkesError, match="min_events must be a positive integer"):
+        ks_test(m, s, min_events=0)
+    nothing = ks_test(m, EventStream.from_arrays([0.0, 1.0], [0, 1], n_nodes=2, end_time=2.0))
+    assert nothing.passed and repr(nothing).startswith("KSResult: not tested (no node has 5 events or more)")

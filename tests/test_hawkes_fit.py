@@ -195,3 +195,59 @@ def test_solves_run_with_one_blas_thread_and_restore_it(monkeypatch):
     fit_hawkes(simulate(TRUTH, T=500.0, seed=3), beta_grid=[1.0, 2.0])
     assert seen == [{1}, {1}]
     assert blas_threads() == before
+
+
+# --- ties spread by a loader --------------------------------------------------------------------------------------
+
+
+def _bursts(window: float = 0.25, seed: int = 3) -> EventStream:
+    """Two nodes; every hour an export whose 1–6 events per node share one time, spread over ``window`` hours as
+    the GDELT loader's ties="spread" does (t + k·w/n)."""
+    rng = np.random.default_rng(seed)
+    times, nodes = [], []
+    for hour in range(60):
+        for node in (0, 1):
+            n = int(rng.integers(1, 7))
+            times += [hour + k * window / n for k in range(n)]
+            nodes += [node] * n
+    order = np.argsort(times, kind="stable")
+    return EventStream.from_arrays(np.asarray(times)[order], np.asarray(nodes)[order], n_nodes=2)
+
+
+def test_a_decay_at_the_scale_of_spread_ties_warns_and_says_what_to_do():
+    from uncertainty_lab.datasets.ties import TieReport
+
+    stream = _bursts()
+    ties = TieReport(how="spread", window_hours=0.25, n_groups=80, n_tied=200, n_moved=120, max_shift_hours=0.17)
+    with pytest.warns(UserWarning, match="sits at the scale of the tie window") as caught:
+        fit = fit_hawkes(stream, beta_grid=[0.1, 0.5, 2.0, 5.0], ties=ties)
+    assert fit.beta == 5.0 and fit.model.spectral_radius() > 0.3  # the "excitation" is the spreading
+    (warning,) = fit.warnings
+    assert str(caught[0].message) == warning
+    assert "1/β = 0.2 h is within 3× the 0.25 h tie window" in warning and "largest value of the grid" in warning
+    assert "120 tied events" in warning and "the loader's, not the data's" in warning
+    assert "ties='merge'" in warning and "bin_hours" in warning and "real publication times" in warning
+    assert repr(fit).startswith(f"WARNING: {warning}\nFitResult:")
+    # the same fit without a tie report, or with ties merged (nothing moved), says nothing
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert fit_hawkes(stream, beta_grid=[0.1, 0.5, 2.0, 5.0]).warnings == []
+        merged = TieReport(how="merge", window_hours=0.25, n_groups=80, n_tied=200, n_dropped=120)
+        assert fit_hawkes(stream, beta_grid=[0.1, 0.5, 2.0, 5.0], ties=merged).warnings == []
+
+
+def test_the_tie_check_looks_at_the_window_and_the_grid_edge():
+    from uncertainty_lab.datasets.ties import TieReport
+    from uncertainty_lab.hawkes.tiescale import tie_scale_warning
+
+    spread = TieReport(how="spread", window_hours=0.01, n_moved=40)
+    grid = [1.0, 10.0, 100.0, 1000.0]
+    assert "1/β = 0.00129 h is within 3× the 0.01 h" in tie_scale_warning(773.0, [773.0], spread)  # issue #12
+    assert "largest value of the grid" in tie_scale_warning(1000.0, grid, spread)
+    assert "largest value" not in tie_scale_warning(100.0, grid, spread)  # 1/β = 0.01 h: at the window
+    assert tie_scale_warning(10.0, grid, spread) is None  # 1/β = 0.1 h = 10 windows: slower than the spacing
+    assert tie_scale_warning(1000.0, [1000.0], spread) is not None  # one β, but at the window's scale
+    assert tie_scale_warning(1000.0, grid, TieReport(how="spread", window_hours=0.01, n_moved=0)) is None
+    assert tie_scale_warning(1000.0, grid, None) is None and tie_scale_warning(None, grid, spread) is None

@@ -9,6 +9,9 @@ example::
     steps = 20
     llm = "ollama:qwen2.5:3b"     # or "embedded" (default), "auto"
     out_dir = "cascade_results"
+    # the data (default: the shipped cascade); GDELT files you downloaded, mapped to the five nodes:
+    data = {loader = "gdelt", path = "20310902163000.export.CSV", format = "events", gkg = "20310902163000.gkg.csv",
+            domain_to_node = {"reuters.com" = "general_news", "msn.com" = "mass_market"}}
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from ..contracts.memory import CascadeError
+from ..datasets.source import data_spec, deprecated_data
 from ..lab import LabConfig, setting
 from .prompt import PROMPTS
 
@@ -88,8 +92,12 @@ class CascadeConfig(LabConfig):
     penalty: str = setting("none", "fit_hawkes penalty on α ('none', 'l1', 'l2')")
     eta: float = setting(0.0, "fit_hawkes penalty strength")
     n_train: int = setting(198, "events of the chronological split that train the fit; the rest are held out")
-    dataset: str | None = setting(None, "a JSONL cascade in the shipped schema; None: the shipped news cascade")
-    nodes: list[str] | None = setting(None, "node names in id order; None: the five categories of the shipped data")
+    data: Any = setting({"loader": "shipped_news"}, "the events: {loader, path?, ...options} with loader "
+                        "'shipped_news' (path: a JSONL in its schema) or 'gdelt' (path, domain_to_node, format, "
+                        "gkg, ties, bin_hours, ...); limit, sample, seed as every loader takes them")
+    dataset: str | None = setting(None, "deprecated: write data = {loader = 'shipped_news', path = ...}")
+    nodes: list[str] | None = setting(None, "node names in id order; None: the five categories of the shipped data "
+                                            "(or, when the data has other nodes, its node names sorted)")
     node_instructions: dict[str, str] = setting({}, "{node: instruction a_i}; nodes left out get "
                                                     "DEFAULT_NODE_INSTRUCTIONS")
     window: float = setting(12.0, "±hours around τ_t in which held-out texts of the same node are references")
@@ -113,6 +121,11 @@ class CascadeConfig(LabConfig):
             self.wide_window = None
         self.beta_grid = _checked_beta_grid(self.beta_grid)
         _check_text_settings(self)
+        if self.dataset is not None:
+            self.data = deprecated_data(self.data, {"loader": "shipped_news", "path": self.dataset}, old="dataset",
+                                        what=self.what, kind="news", error=CascadeError)
+            self.dataset = None
+        self.data = data_spec(self.data, kind="news", error=CascadeError)
 
     @property
     def prompt_fn(self) -> Callable:

@@ -3,8 +3,11 @@ news cascade, with the paper's table and figure (HawkesLLM §4; the choices the 
 
 :class:`CascadeExperiment` follows the lab contract (``docs/ARCHITECTURE.md``):
 
-1. **prepare** — data and split: the shipped cascade (or ``dataset``, a JSONL in its schema), sorted by time,
-   split chronologically: the first ``n_train`` = 198 events train, the remaining 50 are held out. **Fit, on the
+1. **prepare** — data and split: the events ``data`` names (:mod:`uncertainty_lab.datasets.source`; default the
+   shipped cascade, or GDELT files you downloaded), sorted by time, split chronologically: the first ``n_train`` =
+   198 events train, the remaining 50 are held out. GDELT's tie report goes to the fit, which warns when the
+   decay it chose is the spacing the loader invented for tied timestamps (``FitResult.warnings``, first in the
+   report). **Fit, on the
    training events only** (no leakage): the training window is [0, last training event]; the held-out events
    never enter the likelihood, their times included. The exponential kernel's decay β is chosen from
    ``beta_grid`` (per hour) by likelihood among the stable fits (ρ(G) < 1). **Seed event** e_0 = the last
@@ -41,6 +44,7 @@ from typing import Any, ClassVar
 
 from .. import registry
 from ..contracts.memory import CascadeError, Event, NodeSpec
+from ..datasets.source import describe_data, load_data
 from ..lab import Experiment, Unit
 from .config import DEFAULT_BETA_GRID, DEFAULT_NODE_INSTRUCTIONS, CascadeConfig, load_config
 from .diagnostics import evaluate_run
@@ -89,7 +93,7 @@ def _slug(text: str) -> str:
 class CascadeSetup:
     """The data every run shares: the events, the chronological split, the training stream and the Hawkes fit
     on it, the node specs (name, a_i), the seed event e_0 (the last training event) and the held-out
-    references (Events with node ids)."""
+    references (Events with node ids; held-out events without a headline are left out)."""
 
     events: list[Any]
     train: list[Any]
@@ -100,6 +104,8 @@ class CascadeSetup:
     fit: Any
     seed_event: Event
     references: list[Event]
+    data: dict[str, Any] | None = None
+    data_report: Any = None
 
     @property
     def model(self):
@@ -113,9 +119,12 @@ class CascadeSetup:
         m = self.model
         counts_tr = Counter(e.node for e in self.train)
         counts_te = Counter(e.node for e in self.test)
-        lines = [
+        lines = [f"WARNING: {w}" for w in self.fit.warnings] + [
+            f"data: {describe_data(self.data or {'loader': 'shipped_news'})}",
             f"{len(self.events)} events: train {len(self.train)} (t ≤ {self.train[-1].time_h:.1f} h), "
             f"held out {len(self.test)} (t = {self.test[0].time_h:.1f} … {self.test[-1].time_h:.1f} h)",
+            *([f"{len(self.test) - len(self.references)} held-out events have no headline: not references"]
+              if len(self.references) < len(self.test) else []),
             "per node (train / held out): " + ", ".join(f"{n} {counts_tr.get(n, 0)}/{counts_te.get(n, 0)}"
                                                         for n in self.nodes),
             f"Hawkes fit on the {self.train_stream.n_events} training events, window [{self.train_stream.start_time:g}, "
@@ -123,6 +132,8 @@ class CascadeSetup:
             f"seed event e_0: t = {self.seed_event.time:.1f} h, {self.nodes[self.seed_event.node]}: "
             f"{self.seed_event.text}",
         ]
+        if self.data_report is not None:
+            lines.append(self.data_report.summary())
         return "\n".join(lines)
 
 
@@ -145,23 +156,30 @@ def prepare(config: CascadeConfig | Mapping[str, Any] | None = None) -> CascadeS
     """Load the cascade, split it chronologically, fit the Hawkes model on the training events only, and build
     the node specs, the seed event and the held-out references (the data half of
     :meth:`CascadeExperiment.prepare`; see the module docstring)."""
-    from ..datasets.news import NODES, chronological_split, load_news_cascade, news_event_stream
+    from ..datasets.news import NODES, chronological_split, news_event_stream
     from ..hawkes import fit_hawkes
 
     config = CascadeConfig.coerce(config)
-    events = load_news_cascade(config.dataset)
-    train, test = chronological_split(events, config.n_train)
-    nodes = tuple(config.nodes) if config.nodes else NODES
+    events = load_data(config.data, kind="news", error=CascadeError)
+    try:
+        train, test = chronological_split(events, config.n_train)
+    except ValueError as exc:
+        raise CascadeError(f"n_train: {exc} ({len(events)} events in {describe_data(config.data)})") from None
+    found = {e.node for e in events}
+    nodes = tuple(config.nodes) if config.nodes else NODES if found <= set(NODES) else tuple(sorted(found))
     specs = node_specs_for(nodes, config.node_instructions)
     # the training window ends at the last training event: nothing about the held-out events (not even the
     # time of the first one) enters the likelihood
     train_stream = news_event_stream(train, nodes)
-    fit = fit_hawkes(train_stream, beta_grid=config.beta_grid, penalty=config.penalty, eta=config.eta)
+    fit = fit_hawkes(train_stream, beta_grid=config.beta_grid, penalty=config.penalty, eta=config.eta,
+                     ties=getattr(events, "ties_report", None))
     index = {name: i for i, name in enumerate(nodes)}
     last = train[-1]
     seed_event = Event(last.time_h, index[last.node], last.headline)
-    references = [Event(e.time_h, index[e.node], e.headline) for e in test]
-    return CascadeSetup(events, train, test, nodes, specs, train_stream, fit, seed_event, references)
+    # a held-out event without a headline (GDELT: no page title and an id for a URL slug) is no reference text
+    references = [Event(e.time_h, index[e.node], e.headline) for e in test if e.headline.strip()]
+    return CascadeSetup(events, train, test, nodes, specs, train_stream, fit, seed_event, references,
+                        data=config.data, data_report=getattr(events, "report", None))
 
 
 # --- what every run shares ----------------------------------------------------------------------------------------

@@ -5,6 +5,7 @@ paper's table built from them (mean S_t, trend, late-stage S_t, global vs local 
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections import Counter
 from collections.abc import Mapping
@@ -14,6 +15,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from ..datasets.source import describe_data
 from ..jsonsafe import jsonable
 from ..lab import LabResult
 from .config import CascadeConfig
@@ -157,6 +159,8 @@ class CascadeResult(LabResult):
         m = s.model
         parts = [
             "## HawkesLLM cascade experiment", "",
+            *[f"**Warning:** {w}" for w in s.fit.warnings], *([""] if s.fit.warnings else []),
+            f"Data: {describe_data(c.data)}; nodes {', '.join(s.nodes)}.",
             f"Generator: {self.llm_label}; temperature {c.temperature:g}, top-p {c.top_p:g}, at most {c.max_tokens} "
             f"new tokens{'; texts cleaned to one headline (clean_headline)' if c.clean else ''}. "
             f"{c.runs} run(s) per condition, {c.steps} steps each, run r seeded {c.seed} + r (shared by every "
@@ -203,8 +207,11 @@ class CascadeResult(LabResult):
             "beta": s.model.beta, "mu": s.model.mu, "alpha_source_target": s.model.alpha,
             "rho": s.model.spectral_radius(), "log_likelihood": s.fit.log_likelihood,
             "n_events": s.fit.n_events, "train_start": s.train_stream.start_time, "train_end": s.train_stream.end_time,
-            "candidates": s.fit.table.to_dicts(),
+            "candidates": s.fit.table.to_dicts(), "warnings": list(s.fit.warnings),
         }
+        ties = getattr(s.data_report, "ties_report", None)
+        if ties is not None:
+            fit["ties"] = dataclasses.asdict(ties)
         curves = {}
         for key in self.runs:
             d = self.diagnostics[key]

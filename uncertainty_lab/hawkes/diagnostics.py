@@ -3,7 +3,9 @@
 Time-rescaling theorem: if the model is right, the compensator increments between consecutive events of
 node i, ξ_{i,k} = Λ_i(τ^i_k) − Λ_i(τ^i_{k−1}) (with τ^i_0 = t0), are i.i.d. Exp(1). :func:`ks_test` tests
 this per node (Kolmogorov–Smirnov against Exp(1)) and corrects for testing N nodes at once
-(``statsmodels.stats.multitest.multipletests``, Holm by default). The plots return (Figure, Axes).
+(``statsmodels.stats.multitest.multipletests``, Holm by default). A node with fewer than ``min_events``
+residuals (default :data:`MIN_EVENTS`) is not tested: one event at t0 has ξ = 0 and KS = 1, a verdict on the
+data's start, not on the model. The plots return (Figure, Axes).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from .events import EventStream
 from .model import HawkesModel
 
 __all__ = [
+    "MIN_EVENTS",
     "KSResult",
     "ks_test",
     "plot_branching_matrix",
@@ -27,6 +30,10 @@ __all__ = [
     "plot_qq",
     "time_rescaling_residuals",
 ]
+
+
+#: the fewest residuals a node needs for its KS test; below this it is listed as not tested, with the reason
+MIN_EVENTS = 5
 
 
 def _check(model: Any, stream: Any) -> None:
@@ -62,42 +69,65 @@ class KSResult:
     method: str
     level: float
     residuals: list
+    min_events: int = MIN_EVENTS
 
     @property
     def passed(self) -> bool:
-        """True when no node's test rejects at the corrected level."""
+        """True when no tested node's test rejects at the corrected level (untested nodes never reject)."""
         return not bool(np.any(self.reject))
+
+    @property
+    def tested(self) -> np.ndarray:
+        """Which nodes were tested: those with at least ``min_events`` residuals."""
+        return self.n >= max(1, self.min_events)
+
+    def note(self, i: int) -> str:
+        """Why node ``i`` was not tested ("" when it was)."""
+        if self.tested[i]:
+            return ""
+        return "no events: not tested" if self.n[i] == 0 else \
+            f"too few events ({int(self.n[i])} < {self.min_events}): not tested"
 
     @property
     def table(self) -> Table:
         rows = [
             {"node": i, "n": int(self.n[i]), "KS": self.statistic[i], "p": self.pvalue[i],
-             f"p_{self.method}": self.pvalue_adjusted[i], "reject": bool(self.reject[i])}
+             f"p_{self.method}": self.pvalue_adjusted[i], "reject": bool(self.reject[i]), "note": self.note(i)}
             for i in range(self.n.size)
         ]
         return Table(rows, title=f"time-rescaling KS test vs Exp(1), {self.method}-corrected at {self.level:g}")
 
+    def verdict(self) -> str:
+        """"model not rejected" / "model REJECTED", with how many nodes were not tested and why."""
+        skipped = int((~self.tested).sum())
+        if not self.tested.any():
+            return f"not tested (no node has {self.min_events} events or more)"
+        text = "model not rejected" if self.passed else "model REJECTED"
+        return text + (f" ({skipped} node(s) with fewer than {self.min_events} events not tested)" if skipped else "")
+
     def __repr__(self) -> str:
-        verdict = "model not rejected" if self.passed else "model REJECTED"
-        return f"KSResult: {verdict}\n{self.table!r}"
+        return f"KSResult: {self.verdict()}\n{self.table!r}"
 
     def _repr_html_(self) -> str:
-        verdict = "model not rejected" if self.passed else "model <b>rejected</b>"
+        verdict = self.verdict().replace("REJECTED", "<b>rejected</b>")
         return f"<p>KS goodness of fit: {verdict}</p>" + self.table._repr_html_()
 
 
-def ks_test(model: HawkesModel, stream: EventStream, *, method: str = "holm", level: float = 0.05) -> KSResult:
+def ks_test(model: HawkesModel, stream: EventStream, *, method: str = "holm", level: float = 0.05,
+            min_events: int = MIN_EVENTS) -> KSResult:
     """KS test per node of the time-rescaling residuals against Exp(1), with the p-values corrected for
-    the N simultaneous tests by ``multipletests(method=...)`` (Holm by default). A node without events is
-    not tested (p = NaN, never rejected)."""
+    the simultaneous tests by ``multipletests(method=...)`` (Holm by default). A node with fewer than
+    ``min_events`` residuals is not tested (p = NaN, never rejected; the table's ``note`` says why)."""
     from statsmodels.stats.multitest import multipletests
 
+    if isinstance(min_events, bool) or not isinstance(min_events, int) or min_events < 1:
+        raise HawkesError(f"min_events must be a positive integer, got {min_events!r}")
     residuals = time_rescaling_residuals(model, stream)
     n = np.array([r.size for r in residuals])
     stat = np.full(n.size, np.nan)
     p = np.full(n.size, np.nan)
     for i, r in enumerate(residuals):
-        if r.size:
+        if r.size >= min_events:
             res = stats.kstest(r, "expon")
             stat[i], p[i] = res.statistic, res.pvalue
     adj = np.full(n.size, np.nan)
@@ -106,7 +136,7 @@ def ks_test(model: HawkesModel, stream: EventStream, *, method: str = "holm", le
     if tested.any():
         rej, padj, _, _ = multipletests(p[tested], alpha=level, method=method)
         adj[tested], reject[tested] = padj, rej
-    return KSResult(stat, p, adj, reject, n, method, level, residuals)
+    return KSResult(stat, p, adj, reject, n, method, level, residuals, min_events)
 
 
 def _axes(ax, **kw):

@@ -29,6 +29,7 @@ from .events import EventStream
 from .excitation import event_features, total_integrals
 from .kernels import ExponentialKernel, as_kernel
 from .model import HawkesModel
+from .tiescale import tie_scale_warning
 
 __all__ = ["Candidate", "FitResult", "StdErr", "fit_hawkes"]
 
@@ -85,6 +86,7 @@ class FitResult:
     n_events: int
     seconds: float
     validation_log_likelihood: float = float("nan")
+    warnings: list[str] = field(default_factory=list)
 
     @property
     def beta(self) -> float | None:
@@ -103,7 +105,7 @@ class FitResult:
     def __repr__(self) -> str:
         m = self.model
         rho = m.spectral_radius()
-        head = (
+        head = "".join(f"WARNING: {w}\n" for w in self.warnings) + (
             f"FitResult: {m.kernel!r}, chosen from {len(self.candidates)} candidate(s) by {self.selected_by} "
             f"among stable fits\n"
             f"  log-likelihood {self.log_likelihood:.6g} on {self.n_events} events"
@@ -418,6 +420,7 @@ def fit_hawkes(
     kernel_params: dict | None = None,
     maxiter: int = 2000,
     gtol: float = 1e-8,
+    ties: Any = None,
 ) -> FitResult:
     """Fit μ ≥ 0 and α ≥ 0 (``alpha[source, target]``) by penalised maximum likelihood,
     (μ̂, α̂) ∈ argmax {ℓ_β(μ, α; D) − η Ω(α)}, for each candidate kernel, and keep the best stable one.
@@ -430,6 +433,8 @@ def fit_hawkes(
     - ``validation``: an EventStream to choose the candidate by held-out log-likelihood. If it starts at or
       after ``stream.end_time`` (e.g. the later half of :meth:`EventStream.split`) its likelihood is
       conditioned on ``stream``; a stream starting at 0 is treated as an independent realisation.
+    - ``ties``: the loader's tie report (``load_gdelt(...).ties_report``; times in hours): a UserWarning, kept in
+      ``.warnings``, when the chosen β is the spacing the loader invented (:mod:`~uncertainty_lab.hawkes.tiescale`).
 
     Returns a :class:`FitResult` (``.model``, ``.log_likelihood``, ``.table``, ``.stderr``, ``.converged``).
     Raises :class:`UnstableFitError` (carrying the table) when no candidate is stable.
@@ -460,7 +465,12 @@ def fit_hawkes(
             "The table and candidates are attached to this error (.table, .candidates)",
             table=table, candidates=candidates,
         )
+    grid = [c.kernel.beta for c in candidates if isinstance(c.kernel, ExponentialKernel)]
+    notes = [w for w in [tie_scale_warning(best.model.beta, grid, ties)] if w]
+    for note in notes:
+        warnings.warn(note, UserWarning, stacklevel=2)
     return FitResult(
+        warnings=notes,
         model=best.model,
         log_likelihood=best.log_likelihood,
         table=table,

@@ -20,7 +20,7 @@ from ..semantic.text import normalise_answer
 from .prompts import answer_messages
 from .text import count_tokens
 
-__all__ = ["ExtractedAnswer", "extract_answer", "final_answer"]
+__all__ = ["ExtractedAnswer", "extract_answer", "final_answer", "is_abstention"]
 
 _TAG = re.compile(r"^\s*(?:[-*•>]+\s*|\d+[.)]\s*)?(?:\*\*|__)?\s*(?:final\s+answer|answer|a)\s*(?:\*\*|__)?\s*[:\-–—=]\s*",
                   re.IGNORECASE)
@@ -65,6 +65,16 @@ def extract_answer(raw: str) -> ExtractedAnswer:
     if _ABSTAIN.match(norm):
         return ExtractedAnswer(line, norm, False, f"abstention: {line[:60]!r}", raw)
     return ExtractedAnswer(line, norm, True, None, raw)
+
+
+def is_abstention(answer: Any) -> bool:
+    """Whether an answer (an :class:`ExtractedAnswer` or its record) abstains: "unknown", "I don't know", … (an
+    empty answer is a failure, not an abstention)."""
+    text = answer.get("normalised") if isinstance(answer, dict) else getattr(answer, "normalised", None)
+    if text is None:
+        raw = answer.get("text", "") if isinstance(answer, dict) else str(answer)
+        text = normalise_answer(raw)
+    return bool(text) and bool(_ABSTAIN.match(text))
 
 
 def final_answer(question: str, state: str, llm: Any, *, seed: int, max_tokens: int = 24,

@@ -12,6 +12,8 @@ Read from a dict, a JSON or a TOML file (:func:`load_config`); a TOML example::
     limit = 20
     max_steps = 8
     out_dir = "search_results"
+    # the data (default: the shipped corpus); MuSiQue or HotpotQA files you downloaded instead:
+    data = {loader = "musique", path = "musique_full_v1.0_dev.jsonl", split = "dev", sample = 50, seed = 0}
     [policy_params.llm]
     max_tokens = 32
 """
@@ -27,15 +29,19 @@ from typing import Any, ClassVar
 
 from .. import registry
 from ..datasets.search import Document, SearchQuestion
+from ..datasets.source import data_spec, deprecated_data
+from ..datasets.source import load_data as load_source
 from ..lab import LabConfig, setting
 from .belief import BELIEFS
 from .environment import RETRIEVERS
 from .policies import POLICIES
 
-__all__ = ["DEFAULT_GATE_SETS", "Condition", "SearchConfig", "gate_label", "gate_stop_kind", "load_config",
-           "load_data", "select_questions", "slug"]
+__all__ = ["CORPORA", "DEFAULT_GATE_SETS", "Condition", "SearchConfig", "gate_label", "gate_stop_kind", "load_config",
+           "load_data", "own_corpus", "question_documents", "select_questions", "slug"]
 
 DEFAULT_GATE_SETS = (("fixed_budget",), ("exhaustion", "fixed_budget"))
+#: what each question searches (the ``corpus`` setting)
+CORPORA = ("auto", "own", "shared")
 
 
 # --- gate specs --------------------------------------------------------------------------------------------
@@ -160,8 +166,16 @@ class SearchConfig(LabConfig):
     questions: list[str] | None = setting(None, "question ids to run (default: all)")
     hops: list[int] | None = setting(None, "keep questions with these hop counts, e.g. [3, 4]")
     limit: int | None = setting(None, "then keep the first limit questions")
-    corpus_path: str | None = setting(None, "your own corpus in the shipped schema (with questions_path)")
-    questions_path: str | None = setting(None, "your own questions in the shipped schema (with corpus_path)")
+    data: Any = setting({"loader": "shipped_search"}, "the questions and their corpus: {loader, path?, "
+                        "...options} with loader 'shipped_search' (path: a corpus file or folder, questions_path), "
+                        "'musique' or 'hotpotqa' (path: the file you downloaded; each question brings its own paragraphs, "
+                        "see corpus); split, limit, sample, seed as every loader takes them")
+    corpus: str = setting("auto", "what each question searches: 'own' (its own paragraphs, supporting and "
+                                  "distractors: MuSiQue's and HotpotQA's distractor setting), 'shared' (every "
+                                  "loaded document), 'auto' (own for musique / hotpotqa, shared for shipped_search)")
+    corpus_path: str | None = setting(None, "deprecated: write data = {loader = 'shipped_search', path = ..., "
+                                            "questions_path = ...}")
+    questions_path: str | None = setting(None, "deprecated: see corpus_path")
     max_steps: int = setting(8, "step budget of every episode")
     lam: float = setting(1e-3, "λ of Eq. 1: the price of one context token in the objective")
     answer_max_tokens: int = setting(24, "tokens of the final answer")
@@ -174,7 +188,7 @@ class SearchConfig(LabConfig):
 
     def __post_init__(self):
         for check in (_check_choices, _check_gate_sets, _check_counts, _check_numbers, _check_selection,
-                      _check_model, _check_tables):
+                      _check_data, _check_model, _check_tables):
             check(self)
 
     def conditions(self) -> list[Condition]:
@@ -259,9 +273,22 @@ def _check_selection(cfg: SearchConfig) -> None:
             raise ValueError(f"hops must be a list of positive integers, e.g. [3, 4], got {cfg.hops!r}")
     if isinstance(cfg.questions, str):
         cfg.questions = [cfg.questions]
-    if (cfg.corpus_path is None) != (cfg.questions_path is None):
-        raise ValueError("give corpus_path and questions_path together (your own data in the shipped schema), "
-                         "or neither (the shipped corpus)")
+
+
+def _check_data(cfg: SearchConfig) -> None:
+    """``data`` names a search loader and its options; the old ``corpus_path`` / ``questions_path`` (together)
+    become ``data = {loader = "shipped_search", path, questions_path}`` with a FutureWarning."""
+    if cfg.corpus_path is not None or cfg.questions_path is not None:
+        if (cfg.corpus_path is None) != (cfg.questions_path is None):
+            raise ValueError("give corpus_path and questions_path together, or better: data = {loader = "
+                             "'shipped_search', path = <corpus>, questions_path = <questions>}")
+        cfg.data = deprecated_data(cfg.data, {"loader": "shipped_search", "path": cfg.corpus_path,
+                                              "questions_path": cfg.questions_path},
+                                   old="corpus_path", what=cfg.what, kind="search")
+        cfg.corpus_path = cfg.questions_path = None
+    cfg.data = data_spec(cfg.data, kind="search")
+    if cfg.corpus not in CORPORA:
+        raise ValueError(f"corpus must be one of {', '.join(map(repr, CORPORA))}, got {cfg.corpus!r}")
 
 
 def _check_model(cfg: SearchConfig) -> None:
@@ -286,13 +313,26 @@ def load_config(path: str | os.PathLike) -> SearchConfig:
     return SearchConfig.load(path)
 
 
-def load_data(config: SearchConfig) -> tuple[list[Document] | None, list[SearchQuestion]]:
-    """(documents, questions): the config's own files, or (None = the shipped corpus, the shipped questions)."""
-    from ..datasets.search import load_search_dataset, load_search_questions
+def load_data(config: SearchConfig) -> tuple[list[Document], list[SearchQuestion]]:
+    """(documents, questions) that ``config.data`` names (:mod:`uncertainty_lab.datasets.source`): the shipped
+    corpus, or MuSiQue / HotpotQA questions and the paragraphs they bring (every loaded one once; ``corpus`` says
+    whether a question searches all of them or only its own, :func:`question_documents`)."""
+    return load_source(config.data, kind="search")
 
-    if config.corpus_path is not None:
-        return load_search_dataset(config.corpus_path, config.questions_path)
-    return None, load_search_questions()
+
+def own_corpus(config: SearchConfig) -> bool:
+    """Whether each question searches only its own paragraphs (``corpus``; ``auto``: for MuSiQue and HotpotQA)."""
+    return config.corpus == "own" or (config.corpus == "auto" and config.data["loader"] != "shipped_search")
+
+
+def question_documents(question: SearchQuestion, documents: Sequence[Document]) -> list[Document]:
+    """A question's own paragraphs (supporting and distractors), ordered by id: the same corpus whatever other
+    questions were loaded, and no order that favours the supporting ones."""
+    own = {*question.supporting_ids, *question.distractor_ids}
+    found = sorted((d for d in documents if d.id in own), key=lambda d: d.id)
+    if not found:
+        raise ValueError(f"question {question.id!r} names no paragraph of the loaded data; use corpus = 'shared'")
+    return found
 
 
 def select_questions(config: SearchConfig, questions: Sequence[SearchQuestion] | None = None) -> list[SearchQuestion]:

@@ -1,12 +1,14 @@
-"""The CGDP comparison: belief states (implicit vs predicate) × stopping-gate sets × policies on the shipped
-multi-hop questions (or a subset), every episode streamed to its own resumable JSONL file.
+"""The CGDP comparison: belief states (implicit vs predicate) × stopping-gate sets × policies on multi-hop
+questions — the shipped set by default, or MuSiQue / HotpotQA files that ``data`` names — every episode streamed
+to its own resumable JSONL file.
 
     from uncertainty_lab.search.experiment import run_experiment
     result = run_experiment({"llm": "oracle", "limit": 10, "out_dir": "search_results"})
     print(result.report())
 
 The lab contract (:mod:`uncertainty_lab.lab`): :class:`SearchExperiment` ``prepare``\\ s the corpus, the
-questions, the environment, the language model and every gate set (an unknown gate or a bad parameter is an
+questions, the environment (one per question over its own paragraphs with ``corpus = "own"``, the default for
+MuSiQue and HotpotQA), the language model and every gate set (an unknown gate or a bad parameter is an
 error before anything runs); its ``units`` are one episode per condition × question; ``run_unit`` runs one with
 :func:`~uncertainty_lab.search.run.run_episode`, resuming its file; ``collect`` builds the
 :class:`~uncertainty_lab.search.result.SearchResult` (what it reports: :mod:`~uncertainty_lab.search.result`).
@@ -28,13 +30,23 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
 from ..datasets.search import SearchQuestion
 from ..lab import Experiment, Unit
-from .config import Condition, SearchConfig, gate_label, load_config, load_data, select_questions, slug
+from .config import (
+    Condition,
+    SearchConfig,
+    gate_label,
+    load_config,
+    load_data,
+    own_corpus,
+    question_documents,
+    select_questions,
+    slug,
+)
 from .environment import SearchEnvironment
 from .gates import make_gates
 from .oracle import OracleReader, OracleReaderError  # noqa: F401  (moved to search.oracle; importable here until 0.3)
@@ -59,13 +71,19 @@ __all__ = [
 
 @dataclass
 class SearchContext:
-    """What every episode of an experiment shares: the environment, the model, the selected questions (in file
-    order) and the conditions (policies outermost)."""
+    """What every episode of an experiment shares: the environment over every loaded document, the model, the
+    selected questions (in file order), the conditions (policies outermost) and, with an own corpus per question
+    (``corpus``), each question's environment by id."""
 
     env: SearchEnvironment
     llm: Any
     questions: list[SearchQuestion]
     conditions: list[Condition]
+    corpora: dict[str, SearchEnvironment] = field(default_factory=dict)
+
+    def environment(self, question_id: str) -> SearchEnvironment:
+        """What question ``question_id`` searches: its own paragraphs, or the shared corpus."""
+        return self.corpora.get(question_id, self.env)
 
 
 def make_llm(config: SearchConfig, questions: Sequence[SearchQuestion]) -> Any:
@@ -110,9 +128,12 @@ class SearchExperiment(Experiment):
         questions = select_questions(config, all_questions)
         llm = make_llm(config, all_questions) if llm is None else llm
         env = SearchEnvironment(documents, retriever=config.retriever, k=config.k)
+        corpora = {q.id: SearchEnvironment(question_documents(q, documents), retriever=config.retriever, k=config.k,
+                                           embedder=env.embedder)
+                   for q in questions} if own_corpus(config) else {}
         conditions = config.conditions()
         check_gates(conditions)
-        return SearchContext(env, llm, questions, conditions)
+        return SearchContext(env, llm, questions, conditions, corpora)
 
     def units(self, config: SearchConfig, context: SearchContext) -> list[Unit]:
         """One episode per condition × question, conditions outermost; its file under ``out_dir/episodes``."""
@@ -125,7 +146,7 @@ class SearchExperiment(Experiment):
         """Run (or resume, or read back) one episode."""
         c: Condition = unit.spec["condition"]
         return run_episode(
-            unit.spec["question"], context.env, llm=context.llm, policy=c.policy,
+            unit.spec["question"], context.environment(unit.spec["question"].id), llm=context.llm, policy=c.policy,
             policy_params=config.policy_params.get(c.policy) or None, belief=c.belief,
             belief_params=config.belief_params.get(c.belief) or None, gates=c.episode_gates(),
             max_steps=config.max_steps, seed=config.seed, lam=config.lam, out=unit.path,

@@ -47,7 +47,11 @@ class OracleReader:
       given cite *every* supporting document of the question (their ids appear in the state: a passage line of
       the implicit history, or a finding's / question's evidence in the predicate belief) — the evidence was
       gathered *and* survived truncation or eviction; otherwise ``unknown`` (an abstention, scored wrong). A
-      question without supporting ids is answered when its gold answer appears in the notes.
+      question without supporting ids is answered when its gold answer appears in the notes. An unanswerable
+      question (MuSiQue-Full's ``answerable: false``) is always ``unknown``: the paragraphs do not support an
+      answer, and abstaining is what the score counts as right there. Twins with one text (MuSiQue-Full pairs
+      each question with an unanswerable one) are told apart by the evidence: the answerable twin is answered
+      only when the notes cite its supporting documents.
     - **extraction** (predicate belief): one ``FACT: <title>: <sentence> [id]`` per shown passage that is a
       supporting document (the sentence naming that hop's answer, else the first), then ``DONE: Qn — <answer>
       [ids]`` for each open question now settled: a gold sub-question (exact text, ``#k`` included) whose
@@ -71,7 +75,9 @@ class OracleReader:
 
             self.questions = load_search_questions()
         self.questions = list(self.questions)
-        self._by_text = {_norm_q(q.question): q for q in self.questions}
+        self._by_text: dict[str, list[SearchQuestion]] = {}
+        for q in self.questions:  # MuSiQue-Full pairs each question with an unanswerable twin of the same text
+            self._by_text.setdefault(_norm_q(q.question), []).append(q)
         from .prompts import ANSWER_SYSTEM, EXTRACTION_SYSTEM_JSON, EXTRACTION_SYSTEM_TEXT, POLICY_SYSTEM
 
         self._systems = {POLICY_SYSTEM: "policy", EXTRACTION_SYSTEM_TEXT: "extraction",
@@ -121,20 +127,26 @@ class OracleReader:
 
     # pieces -----------------------------------------------------------------------------------------------------
     def question(self, text: str) -> SearchQuestion | None:
-        """The known question whose text this is (case and punctuation ignored), else None."""
-        return self._by_text.get(_norm_q(text))
+        """The known question whose text this is (case and punctuation ignored; of twins, the answerable one),
+        else None."""
+        found = self._by_text.get(_norm_q(text), [])
+        return next((q for q in found if q.answerable), found[0] if found else None)
 
     def answer(self, user: str) -> str:
         notes, _, rest = user.rpartition("\n\nQuestion: ")
-        q = self.question(rest.removesuffix("Answer:").strip())
-        if q is None:
-            return "unknown"
         notes = notes.removeprefix("Notes:\n")
+        found = self._by_text.get(_norm_q(rest.removesuffix("Answer:").strip()), [])
+        # an unanswerable question is never answered; of twins, the answerable one whose evidence the notes hold
+        return next((q.answer for q in found if q.answerable and self._supported(q, notes)), "unknown")
+
+    @staticmethod
+    def _supported(q: SearchQuestion, notes: str) -> bool:
+        """The notes cite every supporting document (or, without supporting ids, contain the gold answer)."""
         if q.supporting_ids:
             cited = set(find_doc_ids(notes))
-            return q.answer if all(i in cited for i in q.supporting_ids) else "unknown"
+            return all(i in cited for i in q.supporting_ids)
         golds = [g for g in (q.answer, *q.aliases) if normalise_answer(g)]
-        return q.answer if any(normalise_answer(g) in normalise_answer(notes) for g in golds) else "unknown"
+        return any(normalise_answer(g) in normalise_answer(notes) for g in golds)
 
     def extract(self, user: str, *, json_format: bool = False) -> str:
         state, _, rest = user.partition("\n\nLast action: ")

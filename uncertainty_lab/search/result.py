@@ -22,10 +22,11 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from ..datasets.source import describe_data
 from ..jsonsafe import jsonable
 from ..lab import LabResult
 from . import comparisons, figures
-from .config import Condition, SearchConfig, gate_stop_kind
+from .config import Condition, SearchConfig, gate_stop_kind, own_corpus
 from .oracle import OracleReader
 from .record import Episode
 from .scoring import EpisodeScore
@@ -200,6 +201,7 @@ class SearchResult(LabResult):
             "# CGDP search experiment", "",
             f"{n_q} questions × {len(self.conditions)} conditions; model {self.llm_label}; retriever {cfg.retriever}, "
             f"k = {cfg.k}; max_steps = {cfg.max_steps}; λ = {cfg.lam:g} per token; seed {cfg.seed}.", "",
+            *self._data_lines(), "",
             "## Conditions", "", self.summary_table(), "",
             "Context tokens = Σ_t Cost(a_t), the observation tokens that entered the agent's context (paper Eq. 1); "
             "model tokens = prompt + completion of every model call (token proxy of `search.text.count_tokens`). "
@@ -218,6 +220,28 @@ class SearchResult(LabResult):
             or ["- (one condition only)"]
         parts += ["", "## Caveats", ""] + [f"- {c}" for c in self._caveats(n_q)]
         return "\n".join(parts)
+
+    def unanswerable(self) -> list[str]:
+        """The ids of the questions marked unanswerable (MuSiQue-Full's ``answerable: false``), in order."""
+        eps = next(iter(self.episodes.values()), [])
+        return [ep.question_id for ep in eps if ep.config["question"].get("answerable", True) is False]
+
+    def _data_lines(self) -> list[str]:
+        """What the questions and the corpus were, and how unanswerable questions are scored."""
+        cfg = self.config
+        corpus = ("each question searches its own paragraphs (supporting and distractors)" if own_corpus(cfg)
+                  else "every question searches the one corpus of all loaded documents")
+        lines = [f"Data: {describe_data(cfg.data)}; {corpus}."]
+        unanswerable = self.unanswerable()
+        if unanswerable:
+            n_q = len(next(iter(self.episodes.values()), []))
+            lines += ["", f"{len(unanswerable)} of the {n_q} questions are **unanswerable** (MuSiQue-Full: a paragraph "
+                      "the chain needs was removed). They are kept and scored: an abstention (\"unknown\", \"I don't "
+                      "know\", …) is right there (exact match 1, F1 1) and any other answer, the original gold "
+                      "included, is wrong; the invalid-answer column counts those abstentions too."
+                      + ("" if own_corpus(cfg) else " With a shared corpus the removed paragraph may still be found "
+                         "(e.g. in the answerable twin's paragraphs): prefer corpus = 'own'.")]
+        return lines
 
     def _caveats(self, n_q: int) -> list[str]:
         caveats = [f"{n_q} questions give wide intervals: read the intervals and verdicts, not the point estimates."]
@@ -252,7 +276,8 @@ class SearchResult(LabResult):
                    "ci_high": p["comparison"].ci_high, "p_value": p["comparison"].p_value,
                    "verdict": p["comparison"].verdict} for p in self.paired()]
         return jsonable({
-            "config": self.config.to_dict(), "llm": self.llm_label, "summary": self.summary_rows(),
+            "config": self.config.to_dict(), "llm": self.llm_label, "unanswerable": self.unanswerable(),
+            "summary": self.summary_rows(),
             "token_savings": self.token_savings(), "paired": paired,
             "episodes": {c.label: {ep.question_id: str(ep.path) if ep.path else None for ep in eps}
                          for c, eps in self.episodes.items()},

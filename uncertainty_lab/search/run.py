@@ -68,11 +68,13 @@ def _check_arguments(max_steps: Any, seed: Any, lam: Any, answer_max_tokens: Any
 
 
 def question_record(question: SearchQuestion | str) -> dict[str, Any]:
-    """What an episode's config records about its question (gold answer, aliases and supports when known)."""
+    """What an episode's config records about its question (gold answer, aliases and supports when known;
+    ``answerable: false`` only for an unanswerable one, so the records of answerable questions are unchanged)."""
     if isinstance(question, SearchQuestion):
-        return {"id": question.id, "question": question.question, "answer": question.answer,
-                "aliases": list(question.aliases), "supporting_ids": list(question.supporting_ids),
-                "decomposition": [s.question for s in question.decomposition]}
+        record = {"id": question.id, "question": question.question, "answer": question.answer,
+                  "aliases": list(question.aliases), "supporting_ids": list(question.supporting_ids),
+                  "decomposition": [s.question for s in question.decomposition]}
+        return record if question.answerable else record | {"answerable": False}
     if isinstance(question, str) and question.strip():
         return {"id": "", "question": question.strip(), "answer": "", "aliases": [], "supporting_ids": [],
                 "decomposition": []}

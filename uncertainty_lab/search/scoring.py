@@ -3,6 +3,9 @@ stops, tokens and the paper's objective.
 
 - ``exact_match`` / ``f1``: the final answer against the gold answer and its aliases (best alias), after
   :func:`~uncertainty_lab.semantic.text.normalise_answer`; F1 is SQuAD's token F1. An invalid answer scores 0.
+  An **unanswerable** question (MuSiQue-Full's contrast questions, ``answerable: false``: a paragraph the chain
+  needs was removed) is right (1, 1) when the answer is an abstention ("unknown", "I don't know", …) and wrong
+  (0, 0) otherwise, the gold answer included: the paragraphs do not support it.
 - ``support_recall``: share of the gold supporting documents among the passages the agent was shown.
 - ``loop``: the episode did redundant work — some search/read action *repeats* an earlier one: its token
   Jaccard with an earlier search/read action of the episode (any distance back, not only the gate's window)
@@ -23,6 +26,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..semantic.text import normalise_answer
+from .answer import is_abstention
 from .text import action_tokens, jaccard
 
 __all__ = ["EpisodeScore", "repeats", "score_episode", "token_f1"]
@@ -84,7 +88,11 @@ def repeats(steps: Sequence[Any], loop_threshold: float = 0.9) -> list[int]:
 
 
 def _accuracy(answer: dict[str, Any], question: dict[str, Any]) -> tuple[float, float]:
-    """(exact match, F1) of the final answer record against the gold answer and aliases; NaN without a gold."""
+    """(exact match, F1) of the final answer record against the gold answer and aliases (NaN without a gold); for an
+    unanswerable question, whether the answer abstains."""
+    if question.get("answerable", True) is False:
+        right = float(is_abstention(answer))
+        return right, right
     golds = [g for g in [question.get("answer", ""), *question.get("aliases", [])] if g and normalise_answer(g)]
     if answer.get("valid") and golds:
         em = float(any(normalise_answer(answer["text"]) == normalise_answer(g) for g in golds))
