@@ -20,7 +20,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..semantic.correctness import AnswerGrader
+from ..semantic.correctness import CAREFUL, AnswerGrader
+from ..semantic.grading_text import strip_echo
 from ..semantic.text import normalise_answer
 
 __all__ = ["DESCRIPTIONS", "REFUSAL_MARKERS", "QAGrader", "grade_label", "is_refusal"]
@@ -78,7 +79,9 @@ def grade_label(grade: Mapping[str, Any] | None) -> str | None:
 class QAGrader:
     """Grades ``(item, answer, raw)``: decline items by refusal markers in ``raw`` (the whole completion),
     the others with an :class:`AnswerGrader` of ``method`` (``options`` configure it) on the extracted answer,
-    against the item's ``answers`` and ``incorrect`` references."""
+    against the item's ``answers`` and ``incorrect`` references — on ``raw`` instead when ``strict`` or ``hassum``
+    finds the extracted answer is nothing but an echoed "yes or no" ("Answer yes or no. Yes." extracts as its first
+    sentence)."""
 
     method: str = "strict"
     options: dict[str, Any] = field(default_factory=dict)
@@ -112,5 +115,9 @@ class QAGrader:
                     "evidence": "no refusal marker in the completion (the item should be declined)"}
         if not answers:
             raise ValueError(f"item {_get(item, 'id', '?')!r} has no gold answers to grade against")
-        c = self._grader.check(answer, answers, _get(item, "question"), tuple(_get(item, "incorrect", ()) or ()))
-        return {"correct": c.correct, "label": c.label, "method": c.method, "evidence": c.evidence}
+        echo_only = (self.method in CAREFUL and raw and raw.strip() != answer.strip()
+                     and not normalise_answer(strip_echo(answer)))
+        text = raw if echo_only else answer
+        c = self._grader.check(text, answers, _get(item, "question"), tuple(_get(item, "incorrect", ()) or ()))
+        note = " (the extracted answer was only the echoed instruction: the whole completion was read)" if echo_only else ""
+        return {"correct": c.correct, "label": c.label, "method": c.method, "evidence": c.evidence + note}

@@ -40,7 +40,8 @@ def escalation_warnings(result: Any) -> list[str]:
         cost = ""
         if base is not None and base.model_calls.mean() > 0:
             cost = f", at {run.model_calls.mean() / base.model_calls.mean():.1f}× the model calls of 'none'"
-        fix = ("even with calibrated thresholds: look at the missing and invalid answers (the trace says which)"
+        fix = ("even with calibrated thresholds: the dev questions may not resemble the reported ones (a larger "
+               "dev_fraction helps), or gated values are missing or answers invalid (the traces say which)"
                if result.calibrations else
                "its thresholds do not fit this model and sample count — calibrate them on a dev split: "
                "calibrate = {target_rate = 0.3, dev_fraction = 0.3}")
