@@ -4,6 +4,7 @@ hand-labelled audit set (datasets/audit.py) and the agreement of every grader wi
 
 import json
 import math
+from importlib import resources
 
 import numpy as np
 import pytest
@@ -12,8 +13,8 @@ from uncertainty_lab.datasets import DatasetFormatError, load_grader_audit
 from uncertainty_lab.datasets.audit import AUDIT_LABELS, FAILURE_MODES
 from uncertainty_lab.semantic.correctness import AnswerGrader, check_answer
 from uncertainty_lab.semantic.grading_audit import agreement, audit_graders, audit_table, disagreements
-from uncertainty_lab.semantic.grading_text import canonical, read_answer, refusal, strip_echo, verdict
 from uncertainty_lab.semantic.grading_rules import token_f1
+from uncertainty_lab.semantic.grading_text import canonical, read_answer, refusal, strip_echo, verdict
 
 YES, NO = ["yes", "true"], ["no", "false"]
 PEBBLES = (["No", "No, pebbles do not grow", "Pebbles are not alive"], ["Yes, slowly", "Yes, if the water is warm"])
@@ -184,8 +185,8 @@ def test_the_audit_set_spans_every_failure_mode_with_our_labels():
 
 
 def test_audit_files_in_the_wrong_shape_are_refused(tmp_path):
-    good = json.loads(next(iter(open(load_grader_audit.__globals__["resources"].files("uncertainty_lab.datasets")
-                                      .joinpath("data/grader_audit.jsonl"), encoding="utf-8"))))
+    shipped = resources.files("uncertainty_lab.datasets").joinpath("data/grader_audit.jsonl")
+    good = json.loads(shipped.read_text(encoding="utf-8").splitlines()[0])
     for change, match in [({"label": "right"}, "label must be one of"), ({"split": "test"}, "split must be one of"),
                           ({"references": []}, "references is empty"), ({"extra": 1}, "unknown")]:
         bad = tmp_path / "bad.jsonl"

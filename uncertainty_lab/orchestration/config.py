@@ -40,9 +40,10 @@ class OrchestrationConfig(LabConfig):
                                                     "and figure.png")
     policies: list[Any] = setting(list(DEFAULT_POLICIES), "policies to compare: preset names (none, entropy_only, "
                                                           "density_only, both) or policy tables")
-    data: dict[str, Any] | None = setting(None, "the questions: {loader (truthfulqa, strategyqa, shipped_qa), path, "
-                                                "split (where the data set has splits), limit, sample, seed, ...the "
-                                                "loader's options}; None = the shipped QA set")
+    data: dict[str, Any] | None = setting(None, "the questions: {loader (truthfulqa, strategyqa, shipped_qa), path "
+                                                "(relative to the working directory), split (where the data set has "
+                                                "splits), limit, sample, seed, ...the loader's options}; None = the "
+                                                "shipped QA set")
     categories: list[str] | None = setting(None, "question categories to use (None = all five)")
     per_category: int | None = setting(None, "use the first k questions of each category")
     ids: list[str] | None = setting(None, "use only these question ids")
