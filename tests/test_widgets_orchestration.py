@@ -63,6 +63,7 @@ def test_gate_summary_counts_catches_and_false_alarms(run):
     # flagged: two-one right (SE 0.58 > 0.5) and split wrong; the unanimous wrong answer passes
     assert (s["n"], s["flagged"], s["wrong"], s["caught"], s["false_alarms"], s["missed"]) == (4, 2, 2, 1, 1, 1)
     assert s["catch_rate"] == 0.5 and s["false_alarm_rate"] == 0.5 and s["passed_accuracy"] == 0.5
+    assert s["fire_rate"] == 0.5 and s["refused"] == 0
     assert all(type(s[k]) is int for k in ("n", "flagged", "wrong", "caught", "false_alarms", "missed"))
     loose = gate_summary(run, gate_policy("entropy only", entropy_threshold=0.6))
     assert (loose["flagged"], loose["caught"], loose["false_alarms"]) == (1, 1, 0)
@@ -104,3 +105,9 @@ def test_the_explorer_redraws_when_a_control_moves(run):
         gate_explorer(run, density_threshold=0.0)
     with pytest.raises(ValueError, match="gates must be one of"):
         gate_explorer(run, gates="all")
+
+
+def test_refused_first_answers_are_shown_apart(run):
+    s = dict(gate_summary(run, gate_policy()), refused=1)
+    assert "wrong ones, 1 of them refusals (" in summary_html(s)
+    assert "refusals" not in summary_html(gate_summary(run, gate_policy()))

@@ -16,6 +16,7 @@ Shared by all: ``limit``, ``sample``, ``seed`` (:mod:`.subset`), ``split`` where
 splits, and ``max_bytes`` (:mod:`.files`: files are untrusted input).
 """
 
+from uncertainty_lab.datasets.audit import AuditItem as AuditItem, load_grader_audit as load_grader_audit  # noqa: I001
 from uncertainty_lab.datasets.files import DEFAULT_MAX_BYTES, DatasetFormatError
 from uncertainty_lab.datasets.gdelt import load_gdelt
 from uncertainty_lab.datasets.gdelt_report import GdeltEvents, GdeltReport

@@ -8,7 +8,10 @@ The domain:
 - :mod:`.policy`: :class:`Policy` (data) and its pure ``decide``; presets ``none``, ``entropy_only``,
   ``density_only``, ``both``; :func:`best_round`;
 - :mod:`.coordinator`: :class:`Coordinator` (``run`` → :class:`Trace`, :mod:`.trace`);
-- :mod:`.grading`: :class:`QAGrader`;
+- :mod:`.grading`: :class:`QAGrader` (default ``strict``; every grade labelled correct / wrong / refused);
+  :mod:`.audit`: every grader against our hand-labelled answers (``python -m uncertainty_lab.orchestration.audit``);
+- :mod:`.calibration`: gate thresholds chosen on a dev split at a target fire rate; :mod:`.report`: the report's
+  gate sections (escalation warnings, fire rates per round, calibrated thresholds);
 - :mod:`.explore`, :mod:`.cases`, :mod:`.sample_size`, :mod:`.scripted`: notebook 04's tables, case finder,
   sample-size arithmetic and scripted backend.
 
@@ -18,11 +21,12 @@ The lab (``docs/ARCHITECTURE.md``): :mod:`.config` (:class:`OrchestrationConfig`
 (:class:`OrchestrationResult`) and :mod:`.figures`.
 """
 
+from .calibration import Calibration, CalibrationSpec, GateCalibration, calibrate, choose_threshold, split_dev
 from .config import ExperimentConfig, OrchestrationConfig, load_config, select_items
 from .coordinator import ACCEPTANCE_CRITERIA, ANGLES, DEFAULT_METRICS, Coordinator
 from .errors import OrchestrationError, OrchestrationResumeError
 from .experiment import EXPERIMENT, OrchestrationExperiment, run_experiment
-from .grading import REFUSAL_MARKERS, QAGrader, is_refusal
+from .grading import REFUSAL_MARKERS, QAGrader, grade_label, is_refusal
 from .policy import ACTIONS, GATES, PRESETS, Decision, Policy, Signals, best_round, get_policy, selection_key
 from .record import BenchmarkRun, OrchestrationRun, QuestionRecord, policy_of
 from .result import ExperimentResult, OrchestrationResult
@@ -42,6 +46,8 @@ __all__ = [
     "REFUSAL_MARKERS",
     "WORKER_ROLES",
     "BenchmarkRun",
+    "Calibration",
+    "CalibrationSpec",
     "Candidate",
     "Coordinator",
     "Decision",
@@ -49,6 +55,7 @@ __all__ = [
     "ExperimentResult",
     "Extraction",
     "FinalAnswer",
+    "GateCalibration",
     "OrchestrationConfig",
     "OrchestrationError",
     "OrchestrationExperiment",
@@ -64,9 +71,12 @@ __all__ = [
     "Worker",
     "WorkerAnswer",
     "best_round",
+    "calibrate",
+    "choose_threshold",
     "default_workers",
     "extract_answer",
     "get_policy",
+    "grade_label",
     "is_refusal",
     "load_config",
     "policy_of",
@@ -74,4 +84,5 @@ __all__ = [
     "run_experiment",
     "select_items",
     "selection_key",
+    "split_dev",
 ]

@@ -1,8 +1,9 @@
 """The orchestration experiment's settings (:class:`OrchestrationConfig`) and the questions they select.
 
-Items: ``categories``, ``per_category``, ``ids``, ``limit`` pick from the shipped QA set (:func:`select_items`);
-models: ``llm`` and optionally ``ollama_model``; sampling: ``n_samples``, ``temperature``, ``max_tokens``;
-policies: ``policies`` plus overrides applied to every gated one (:meth:`OrchestrationConfig.policy_objects`);
+Items: ``data`` names a loader and its file (default: the shipped QA set), then ``categories``, ``per_category``,
+``ids``, ``limit`` filter it (:func:`select_items`); models: ``llm`` and optionally ``ollama_model``; sampling:
+``n_samples``, ``temperature``, ``max_tokens``; policies: ``policies`` plus overrides applied to every gated one
+(:meth:`OrchestrationConfig.policy_objects`) or ``calibrate`` (thresholds chosen on a dev split, :mod:`.calibration`);
 scoring: ``judge``, ``metrics``, ``extra_metrics``, ``grading``. Read from a dict or a JSON / TOML file
 (:func:`load_config`); the old name ``backend`` of ``llm`` still works, with a FutureWarning.
 """
@@ -16,11 +17,15 @@ from dataclasses import InitVar, dataclass
 from typing import Any, ClassVar
 
 from ..lab import LabConfig, setting
+from .calibration import CalibrationSpec
 from .policy import Policy, get_policy
 
-__all__ = ["DEFAULT_POLICIES", "ExperimentConfig", "OrchestrationConfig", "load_config", "select_items"]
+__all__ = ["DATA_LOADERS", "DEFAULT_POLICIES", "ExperimentConfig", "OrchestrationConfig", "describe_data",
+           "load_config", "load_data", "select_items"]
 
 DEFAULT_POLICIES = ("none", "entropy_only", "density_only", "both")
+#: The loaders (:data:`uncertainty_lab.datasets.LOADERS`) whose items are short-answer questions with gold answers.
+DATA_LOADERS = ("truthfulqa", "strategyqa", "shipped_qa")
 
 
 @dataclass
@@ -35,6 +40,10 @@ class OrchestrationConfig(LabConfig):
                                                     "and figure.png")
     policies: list[Any] = setting(list(DEFAULT_POLICIES), "policies to compare: preset names (none, entropy_only, "
                                                           "density_only, both) or policy tables")
+    data: dict[str, Any] | None = setting(None, "the questions: {loader (truthfulqa, strategyqa, shipped_qa), path "
+                                                "(relative to the working directory), split (where the data set has "
+                                                "splits), limit, sample, seed, ...the loader's options}; None = the "
+                                                "shipped QA set")
     categories: list[str] | None = setting(None, "question categories to use (None = all five)")
     per_category: int | None = setting(None, "use the first k questions of each category")
     ids: list[str] | None = setting(None, "use only these question ids")
@@ -52,8 +61,12 @@ class OrchestrationConfig(LabConfig):
     metrics: dict[str, Any] | None = setting(None, "{role: metric spec} (None = entropy: discrete_semantic_entropy, "
                                                    "density: semantic_density)")
     extra_metrics: list[str] = setting([], "metrics logged beside the gated ones (for their AUROC), never gated")
-    grading: dict[str, Any] = setting({"method": "contains"}, "how answers are graded: {method: normalised, contains, "
-                                                              "embedding or llm, ...AnswerGrader options}")
+    calibrate: dict[str, Any] | None = setting(None, "choose τ_E and τ_D per model on a seeded dev share of the "
+                                                     "questions (kept out of the reported ones): {target_rate = 0.3, "
+                                                     "dev_fraction = 0.3}; None = fixed thresholds")
+    grading: dict[str, Any] = setting({"method": "strict"}, "how answers are graded: {method: strict, hassum, contains, "
+                                                            "normalised, embedding or llm, options: {...AnswerGrader "
+                                                            "options}}")
     share_cache: bool = setting(True, "all policies share the completion cache (the first round is generated once, "
                                       "so wall times are not comparable); false: one cache per policy under "
                                       "out_dir/cache")
@@ -77,7 +90,20 @@ class OrchestrationConfig(LabConfig):
         if self.entropy_threshold is not None and self.raw_entropy_threshold is not None:
             raise ValueError("give entropy_threshold (normalised H/ln n) or raw_entropy_threshold (nats), not both")
         if not isinstance(self.grading, Mapping) or "method" not in self.grading:
-            raise ValueError(f"grading must be a dict with a 'method' (normalised, contains, embedding, llm), got {self.grading!r}")
+            raise ValueError(f"grading must be a dict with a 'method' (strict, hassum, contains, normalised, embedding, "
+                             f"llm), got {self.grading!r}")
+        _check_data(self.data)
+        if self.calibrate is not None:
+            CalibrationSpec.from_setting(self.calibrate)
+            fixed = [n for n in ("entropy_threshold", "raw_entropy_threshold", "density_threshold")
+                     if getattr(self, n) is not None]
+            if fixed:
+                raise ValueError(f"calibrate chooses the thresholds; drop {', '.join(fixed)} (or drop calibrate)")
+
+    @property
+    def calibration(self) -> CalibrationSpec | None:
+        """The ``calibrate`` setting as a :class:`~.calibration.CalibrationSpec` (None: fixed thresholds)."""
+        return None if self.calibrate is None else CalibrationSpec.from_setting(self.calibrate)
 
     def policy_objects(self) -> list[Policy]:
         """The policies to run, with the overrides applied to every gated one."""
@@ -112,16 +138,69 @@ def load_config(path: str | os.PathLike) -> OrchestrationConfig:
     return OrchestrationConfig.load(path)
 
 
-def select_items(config: OrchestrationConfig) -> list[Any]:
-    """The shipped QA items the config asks for, in file order."""
+def _check_data(data: Any) -> None:
+    """A ``data`` setting that cannot work, as one error naming the setting: not a table, no or an unknown loader, a
+    missing file, a data set with splits and no ``split``."""
+    import inspect
+    from pathlib import Path
+
+    from ..datasets import LOADERS
+
+    if data is None:
+        return
+    if not isinstance(data, Mapping) or not isinstance(data.get("loader"), str):
+        raise ValueError(f"data must be a table with a loader, e.g. {{loader = \"truthfulqa\", path = \"TruthfulQA.csv\"}}, "
+                         f"got {data!r}")
+    name = data["loader"]
+    if name not in DATA_LOADERS:
+        other = " (it holds no short-answer questions with gold answers)" if name in LOADERS else ""
+        raise ValueError(f"data.loader {name!r} is not a question loader{other}; choose from {', '.join(DATA_LOADERS)}")
+    params = inspect.signature(LOADERS[name]).parameters
+    path = data.get("path")
+    if path is None and name != "shipped_qa":
+        raise ValueError(f"data.path is missing: the {name} loader reads a file you downloaded (nothing is downloaded)")
+    if path is not None and not Path(path).exists():
+        raise ValueError(f"data.path: no file or folder at {path} (loader {name!r}; nothing is downloaded)")
+    if "split" in params and data.get("split") is None:
+        raise ValueError(f"data.split is missing: {name} has splits; say which one (e.g. split = \"train\")")
+
+
+def load_data(config: OrchestrationConfig) -> list[Any]:
+    """The items of the configured data set (the shipped QA set when ``data`` is None, its ``categories`` checked
+    by name), before the other filters."""
+    from ..datasets import load
     from ..datasets.qa import load_qa_questions
 
-    items = load_qa_questions(config.categories)
+    if config.data is None:
+        return load_qa_questions(config.categories)
+    options = {k: v for k, v in config.data.items() if k not in ("loader", "path")}
+    try:
+        return list(load(config.data["loader"], config.data.get("path"), **options))
+    except (ValueError, OSError) as exc:
+        raise ValueError(f"data ({config.data['loader']}): {exc}") from None
+
+
+def describe_data(config: OrchestrationConfig) -> str:
+    """The data setting in words, for the report."""
+    if config.data is None:
+        return "the shipped QA set (uncertainty_lab/datasets/data/qa_questions.jsonl)"
+    opts = ", ".join(f"{k} = {v}" for k, v in config.data.items() if k not in ("loader", "path"))
+    where = f" from {config.data['path']}" if config.data.get("path") else " (the shipped file)"
+    return f"{config.data['loader']}{where}" + (f" ({opts})" if opts else "")
+
+
+def select_items(config: OrchestrationConfig) -> list[Any]:
+    """The items the config asks for (``data``, then ``categories``, ``ids``, ``per_category``, ``limit``), in
+    file order."""
+    items = load_data(config)
+    where = "the shipped set" if config.data is None else f"the data set ({config.data['loader']})"
+    if config.categories is not None and config.data is not None:
+        items = [it for it in items if it.category in config.categories]
     if config.ids is not None:
         by_id = {it.id: it for it in items}
         unknown = [i for i in config.ids if i not in by_id]
         if unknown:
-            raise ValueError(f"ids {unknown[:5]} are not in the shipped set (or not in categories {config.categories})")
+            raise ValueError(f"ids {unknown[:5]} are not in {where} (or not in categories {config.categories})")
         wanted = set(config.ids)
         items = [it for it in items if it.id in wanted]
     if config.per_category is not None:

@@ -1,11 +1,14 @@
 """The policy comparison as the lab's :class:`~uncertainty_lab.lab.Experiment`: the policies of the config
-(``none``, ``entropy_only``, ``density_only``, ``both`` by default) on the shipped QA set (or a subset) with the
-configured model, and an Ollama model when one is named.
+(``none``, ``entropy_only``, ``density_only``, ``both`` by default) on the configured data set (default: the
+shipped QA set, or a subset) with the configured model, and an Ollama model when one is named.
 
-- ``prepare``: the items, the shared judge, the metrics, the grader, and one backend per model (an Ollama
-  server is checked first, so a missing one is an error before anything runs);
+- ``prepare``: the items (with ``calibrate``: split into dev and reported questions), the shared judge, the
+  metrics, the grader, and one backend per model (an Ollama server is checked first, so a missing one is an
+  error before anything runs); no model is asked yet;
 - ``units``: one per (model, policy), journalled to ``out_dir/runs/<model>__<policy>.jsonl``;
-- ``run_unit``: :func:`~.run.run_benchmark` of that policy's coordinator (resumes the run file);
+- ``run_unit``: :func:`~.run.run_benchmark` of that policy's coordinator (resumes the run file); with
+  ``calibrate``, a gated policy first gets its model's thresholds from the dev questions' first round
+  (journalled once to ``out_dir/calibration/<model>.jsonl``, so any unit order gives the same thresholds);
 - ``collect``: an :class:`~.result.OrchestrationResult` (``summary.md``, ``results.json``, ``figure.png``).
 
 The first round is the same in every policy (same seed, prompt and worker), so the AUROCs read the
@@ -26,11 +29,12 @@ from typing import Any, ClassVar
 
 from .. import registry
 from ..lab import Experiment, Unit
+from .calibration import Calibration, calibrate, split_dev
 from .config import ExperimentConfig, OrchestrationConfig, load_config, select_items  # noqa: F401 (old name)
 from .coordinator import DEFAULT_METRICS, Coordinator
 from .errors import OrchestrationResumeError
 from .grading import QAGrader
-from .policy import Policy
+from .policy import Policy, get_policy
 from .record import OrchestrationRun
 from .result import ExperimentResult, OrchestrationResult  # noqa: F401 (old name, importable here)
 from .run import run_benchmark
@@ -41,8 +45,9 @@ __all__ = ["EXPERIMENT", "OrchestrationExperiment", "load_config", "run_experime
 
 @dataclass
 class Context:
-    """What every (model, policy) unit shares: the ``items``, the ``judge`` every metric shares, the ``metrics``
-    (instances), the ``grader``, the ``policies``, and per model label its spec and shared ``backends``."""
+    """What every (model, policy) unit shares: the reported ``items``, the ``judge`` every metric shares, the
+    ``metrics`` (instances), the ``grader``, the ``policies``, per model label its spec and shared ``backends``;
+    with ``calibrate``, the ``dev`` items and, once computed, each model's ``calibrations`` and ``dev_runs``."""
 
     items: list[Any]
     judge: Any
@@ -51,6 +56,9 @@ class Context:
     policies: list[Policy]
     specs: dict[str, Any]
     backends: dict[str, Any]
+    dev: list[Any] = dataclasses.field(default_factory=list)
+    calibrations: dict[str, Calibration] = dataclasses.field(default_factory=dict)
+    dev_runs: dict[str, OrchestrationRun] = dataclasses.field(default_factory=dict)
 
 
 def _slug(text: str) -> str:
@@ -94,7 +102,9 @@ class OrchestrationExperiment(Experiment):
         from ..llm import get_llm
 
         policies = config.policy_objects()
-        items = select_items(config)
+        items, dev = select_items(config), []
+        if config.calibration is not None:
+            dev, items = split_dev(items, config.calibration, config.seed)
         specs: list[Any] = [config.llm if llm is None else llm]
         if config.ollama_model:
             get_llm(f"ollama:{config.ollama_model}", quiet=True).check()  # server down, model not pulled: now
@@ -108,7 +118,7 @@ class OrchestrationExperiment(Experiment):
             shared = _backend(spec, None)
             label = getattr(shared, "label", type(shared).__name__)
             by_label[label], backends[label] = spec, shared
-        return Context(items, judge, metrics, grader, policies, by_label, backends)
+        return Context(items, judge, metrics, grader, policies, by_label, backends, dev)
 
     def units(self, config: OrchestrationConfig, context: Context) -> list[Unit]:
         """One unit per (model, policy), its run file ``runs/<model>__<policy>.jsonl`` under ``out_dir``."""
@@ -117,15 +127,37 @@ class OrchestrationExperiment(Experiment):
                      {"model": label, "policy": p})
                 for label in context.backends for p in context.policies]
 
-    def run_unit(self, unit: Unit, config: OrchestrationConfig, context: Context) -> OrchestrationRun:
-        """The unit's policy over every item, streamed to (and resumed from) its run file."""
-        label, policy = unit.spec["model"], unit.spec["policy"]
+    def _coordinator(self, config: OrchestrationConfig, context: Context, label: str, policy: Policy) -> Coordinator:
         backend = context.backends[label]
         if not config.share_cache:
             cache = Path(config.out_dir) / "cache" / f"{_slug(label)}__{_slug(policy.name)}.sqlite"
             backend = _backend(context.specs[label], cache)
         workers = default_workers(backend, temperature=config.temperature, max_tokens=config.max_tokens)
-        coordinator = Coordinator(workers, policy, context.metrics, config.n_samples, context.judge, seed=config.seed)
+        return Coordinator(workers, policy, context.metrics, config.n_samples, context.judge, seed=config.seed)
+
+    def calibration(self, label: str, config: OrchestrationConfig, context: Context) -> Calibration | None:
+        """Model ``label``'s thresholds from its dev questions' first round (asked once under policy ``none``,
+        journalled to ``out_dir/calibration/<model>.jsonl``; a rerun reads the file). None without ``calibrate``."""
+        if config.calibration is None:
+            return None
+        if label not in context.calibrations:
+            path = Path(config.out_dir) / "calibration" / f"{_slug(label)}.jsonl"
+            coordinator = self._coordinator(config, context, label, get_policy("none"))
+            run = run_benchmark(coordinator, context.dev, path, grader=context.grader, progress=config.progress,
+                                resume=not config.overwrite, desc=f"{label} [calibration dev]")
+            context.dev_runs[label] = run
+            context.calibrations[label] = calibrate([t.first_signals for t in run.traces], run.ids,
+                                                    config.calibration)
+        return context.calibrations[label]
+
+    def run_unit(self, unit: Unit, config: OrchestrationConfig, context: Context) -> OrchestrationRun:
+        """The unit's policy (with ``calibrate``: at its model's calibrated thresholds) over every reported item,
+        streamed to (and resumed from) its run file."""
+        label, policy = unit.spec["model"], unit.spec["policy"]
+        cal = self.calibration(label, config, context) if policy.metrics else None
+        if cal is not None:
+            policy = cal.apply(policy)
+        coordinator = self._coordinator(config, context, label, policy)
         return run_benchmark(coordinator, context.items, unit.path, grader=context.grader, progress=config.progress,
                              resume=not config.overwrite, desc=unit.label)
 
@@ -135,7 +167,10 @@ class OrchestrationExperiment(Experiment):
         hits = sum(r.judge_cache()["hits"] for r in records.values())
         misses = sum(r.judge_cache()["misses"] for r in records.values())
         cache = {"hits": hits, "misses": misses, "hit_rate": hits / (hits + misses) if hits + misses else math.nan}
-        return OrchestrationResult(config, dict(records), cache, Path(config.out_dir))
+        for label in context.backends:
+            self.calibration(label, config, context)
+        return OrchestrationResult(config, dict(records), cache, Path(config.out_dir), grader=context.grader,
+                                   calibrations=dict(context.calibrations), dev_runs=dict(context.dev_runs))
 
 
 EXPERIMENT = OrchestrationExperiment()

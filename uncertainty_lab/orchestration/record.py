@@ -21,6 +21,7 @@ import numpy as np
 from ..journal import JournalFormat
 from ..jsonsafe import jsonable
 from .errors import OrchestrationError, OrchestrationResumeError
+from .grading import grade_label
 from .policy import Policy, get_policy
 from .trace import Trace
 
@@ -107,6 +108,27 @@ class OrchestrationRun:
     def first_correct(self) -> np.ndarray:
         """Whether each first-round answer is correct (the labels for AUROC of first-round signals)."""
         return self._labels("first_grade")
+
+    @property
+    def labels(self) -> list[str | None]:
+        """Each final answer's label: ``correct``, ``wrong``, ``refused`` (None: ungraded)."""
+        return [grade_label(r.grade) for r in self.records]
+
+    def label_counts(self, first: bool = False) -> dict[str, int]:
+        """How many final (``first``: first-round) answers have each label."""
+        labels = [grade_label(r.first_grade if first else r.grade) for r in self.records]
+        return {k: labels.count(k) for k in ("correct", "wrong", "refused")}
+
+    def concern_rates(self) -> list[dict[str, Any]]:
+        """Per round: how many questions reached it (``asked``), on how many its decision raised a concern
+        (``concerned``: a gate fired, a gated value was missing, or the answer was invalid) and the ``rate``."""
+        out = []
+        for r in range(1, max((len(t.rounds) for t in self.traces), default=0) + 1):
+            reached = [t.rounds[r - 1].decision for t in self.traces if len(t.rounds) >= r]
+            concerned = sum(bool(d.concerns) for d in reached)
+            out.append({"round": r, "asked": len(reached), "concerned": concerned,
+                        "rate": concerned / len(reached) if reached else math.nan})
+        return out
 
     def accuracy_ci(self, level: float = 0.95):
         """Accuracy with its Wilson interval (:func:`uncertainty_lab.semantic.evaluation.accuracy_ci`)."""

@@ -1,8 +1,10 @@
-"""The policy comparison's result: per (model, policy) accuracy with its Wilson interval, cost and decisions;
-per model the AUROC of each first-round signal for a wrong answer and paired McNemar tests between policies.
+"""The policy comparison's result: per (model, policy) accuracy with its Wilson interval, refusals, cost and
+decisions; per model the AUROC of each first-round signal for a wrong answer and paired McNemar tests between
+policies; how often the gates fired per round (and, with ``calibrate``, the thresholds chosen on the dev split).
 
-:class:`OrchestrationResult` holds the runs and builds the tables (markdown), the report (``summary.md``), the
-numbers (``results.json``) and the figure (:mod:`.figures`).
+:class:`OrchestrationResult` holds the runs and builds the tables (markdown), the report (``summary.md``: its
+first lines warn when a gated policy escalates almost every question, and say which grader and data were used),
+the numbers (``results.json``) and the figure (:mod:`.figures`).
 """
 
 from __future__ import annotations
@@ -16,9 +18,12 @@ import numpy as np
 
 from ..jsonsafe import jsonable
 from ..lab import LabResult
-from .config import OrchestrationConfig
+from .calibration import Calibration
+from .config import OrchestrationConfig, describe_data
 from .errors import OrchestrationError
+from .grading import QAGrader
 from .record import OrchestrationRun, policy_of
+from .report import calibration_lines, escalation_warnings, fire_rate_lines
 
 __all__ = ["ExperimentResult", "OrchestrationResult"]
 
@@ -34,6 +39,13 @@ class OrchestrationResult(LabResult):
     judge_cache: dict[str, float] = field(default_factory=dict)
     out_dir: Path | None = None
     files: dict[str, Path] = field(default_factory=dict)
+    grader: QAGrader | None = None
+    calibrations: dict[str, Calibration] = field(default_factory=dict)
+    dev_runs: dict[str, OrchestrationRun] = field(default_factory=dict)
+
+    def __post_init__(self):
+        if self.grader is None:
+            self.grader = QAGrader(**self.config.grading)
 
     @property
     def models(self) -> list[str]:
@@ -51,7 +63,8 @@ class OrchestrationResult(LabResult):
             ci = run.accuracy_ci()
             acts = run.action_counts()
             rows.append({
-                "model": model, "policy": policy, "n": len(run), "correct": ci.successes, "accuracy": ci.estimate,
+                "model": model, "policy": policy, "n": len(run), "correct": ci.successes,
+                "refused": run.label_counts()["refused"], "accuracy": ci.estimate,
                 "ci_low": ci.low, "ci_high": ci.high, "calls_per_question": float(run.model_calls.mean()),
                 "generated_per_question": float(np.mean([t.model_calls - t.cached_calls for t in run.traces])),
                 "wall_s_per_question": float(run.wall_time.mean()), "rounds_per_question": float(run.n_rounds.mean()),
@@ -66,14 +79,14 @@ class OrchestrationResult(LabResult):
         """The policy table (markdown). ``calls/q``: generations requested per question (the cost a policy
         incurs); ``generated/q``: those the completion cache did not already hold; ``wall s/q`` counts cached
         completions as free (see ``share_cache``)."""
-        head = ["model", "policy", "n", "accuracy [95% Wilson]", "calls/q", "generated/q", "wall s/q", "rounds/q",
-                "accepted r1", "reprompt/reassign/delegate", "final select", "invalid"]
+        head = ["model", "policy", "n", "accuracy [95% Wilson]", "refused", "calls/q", "generated/q", "wall s/q",
+                "rounds/q", "accepted r1", "reprompt/reassign/delegate", "final select", "invalid"]
         lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
         for r in self.summary_rows():
             lines.append("| " + " | ".join([
                 r["model"], r["policy"], str(r["n"]),
                 f"{r['accuracy']:.1%} [{r['ci_low']:.1%}, {r['ci_high']:.1%}] ({r['correct']}/{r['n']})",
-                f"{r['calls_per_question']:.1f}", f"{r['generated_per_question']:.1f}",
+                str(r["refused"]), f"{r['calls_per_question']:.1f}", f"{r['generated_per_question']:.1f}",
                 f"{r['wall_s_per_question']:.2f}", f"{r['rounds_per_question']:.2f}",
                 str(r["accepted_first_round"]), f"{r['reprompts']}/{r['reassigns']}/{r['delegations']}",
                 str(r["final_selects"]), str(r["invalid_final"])]) + " |")
@@ -127,16 +140,35 @@ class OrchestrationResult(LabResult):
                     out.append((model, paired_comparison(rb.correct, ra.correct, names=(b, a))))
         return out
 
+    def warnings(self) -> list[str]:
+        """One line per gated policy that raised a concern in round 1 on ≥ 90% of the questions."""
+        return escalation_warnings(self)
+
+    def header_lines(self) -> list[str]:
+        """The report's first lines: the warnings, the grader and the data."""
+        n = len(next(iter(self.runs.values()))) if self.runs else 0
+        dev = next(iter(self.calibrations.values()), None)
+        held = f"; {len(dev.dev_ids)} more were kept out as the calibration dev split" if dev else ""
+        lines = [f"**Warning.** {w}" for w in self.warnings()]
+        lines += [f"Grading: **{self.grader.name}** — {self.grader.description}. Its agreement with our hand-labelled "
+                  "answers: `python -m uncertainty_lab.orchestration.audit`.",
+                  f"Data: {describe_data(self.config)}: {n} reported question(s){held}."]
+        return lines
+
     def report(self) -> str:
-        """The whole summary as markdown: the policy table, paired verdicts, AUROCs, cache hit rate, caveats."""
+        """The whole summary as markdown: warnings, grader and data first; the policy table, paired verdicts,
+        AUROCs, gate fire rates (and calibration), cache hit rate, caveats."""
         note = ("calls/q = generations requested per question; generated/q = those not already in the completion "
                 "cache; wall s/q counts cached completions as free"
                 + (", and the policies share one cache (the first policy pays for the shared first round)"
-                   if self.config.share_cache else ""))
-        parts = ["## Policies", "", self.summary_table(), "", note + ".", "",
+                   if self.config.share_cache else "")
+                + "; refused = final answers that refused (counted as not correct, except on items that ask to be "
+                  "declined)")
+        parts = [*self.header_lines(), "", "## Policies", "", self.summary_table(), "", note + ".", "",
                  "## Paired comparisons (McNemar, same questions)", ""]
         parts += [f"- {model}: {pc.verdict}" for model, pc in self.paired()] or ["- (one policy only)"]
         parts += ["", "## Wrong-answer detection from the first-round signals", "", self.auroc_table(), ""]
+        parts += fire_rate_lines(self) + calibration_lines(self)
         jc = self.judge_cache
         if jc:
             rate = jc.get("hit_rate", math.nan)
@@ -156,7 +188,11 @@ class OrchestrationResult(LabResult):
     def to_dict(self) -> dict[str, Any]:
         """The numbers as JSON values (NaN as null): config, summary rows, AUROCs, paired tests, judge cache, runs."""
         return jsonable({
-            "config": self.config.to_dict(), "summary": self.summary_rows(), "auroc": self.auroc_rows(),
+            "config": self.config.to_dict(), "warnings": self.warnings(),
+            "grader": {"name": self.grader.name, "description": self.grader.description, **self.grader.config()},
+            "data": describe_data(self.config), "summary": self.summary_rows(), "auroc": self.auroc_rows(),
+            "fire_rates": {f"{m}/{p}": r.concern_rates() for (m, p), r in self.runs.items() if policy_of(r).metrics},
+            "calibration": {m: c.to_dict() for m, c in self.calibrations.items()},
             "paired": [{"model": m, "a": pc.names[0], "b": pc.names[1], "difference": pc.difference,
                         "p_value": pc.p_value, "only_a": pc.only_a, "only_b": pc.only_b, "verdict": pc.verdict}
                        for m, pc in self.paired()],
@@ -165,8 +201,10 @@ class OrchestrationResult(LabResult):
         })
 
     def written(self) -> list[Path]:
-        """The outputs written (summary, results, figure) and the run file of every (model, policy)."""
-        return [*self.files.values(), *(run.path for run in self.runs.values() if run.path is not None)]
+        """The outputs written (summary, results, figure), the run file of every (model, policy) and the
+        calibration dev runs."""
+        runs = [*self.runs.values(), *self.dev_runs.values()]
+        return [*self.files.values(), *(run.path for run in runs if run.path is not None)]
 
 
 #: Deprecated alias of :class:`OrchestrationResult` (the old name); removed in 0.3.

@@ -1,10 +1,16 @@
-"""Is an answer correct? Four named graders of an answer against gold aliases, each returning a
+"""Is an answer correct? Six named graders of an answer against its references, each returning a
 :class:`Correctness` that says how it decided.
 
+- ``strict`` (the labs' default): a careful reader's rules (:mod:`.grading_rules`): refusals get their own label,
+  yes/no items are read by their verdict (an echoed "yes or no" ignored), the incorrect references count against
+  the answer, negation and hedging are seen, a one-word reference counts only as the verdict, numbers and units
+  are read one way, and paraphrases by word overlap (or, with ``paraphrase="embedding"``, by HASSUM's rule).
+- ``hassum``: HASSUM's rule — embedding similarity to the correct references above that to the incorrect ones
+  and ≥ ``floor`` (0.65) — behind the same refusal and yes/no steps.
 - ``normalised``: the normalised answer equals a normalised alias (SQuAD-style exact match).
-- ``contains``: a normalised alias appears as whole words in the normalised answer — for short-answer
-  QA where models pad a sentence around the answer. It cannot see negation or a second, wrong answer
-  in the same sentence ("No, not yes").
+- ``contains``: a normalised alias appears as whole words in the normalised answer — the old default. It
+  cannot see negation, a second, wrong answer in the same sentence ("No, not yes"), an echoed "yes or no", or
+  a refusal that is itself an alias ("I have no comment"); ``strict`` replaces it.
 - ``embedding``: cosine similarity of the answer and an alias ≥ ``threshold`` (all-MiniLM-L6-v2).
   It measures topical closeness, not factual identity: "yes"/"no" score 0.73, "1969"/"1970" 0.77,
   "Sydney"/"Canberra" 0.70 — hence the default 0.8, and a warning to look at the scores.
@@ -12,7 +18,9 @@
   The reply is parsed leniently; a reply that is neither gives ``correct=None`` (unjudged), never a
   guess — count those and report them.
 
-An answer that normalises to nothing is wrong, with evidence saying so (check answer extraction).
+Only ``strict`` and ``hassum`` read the incorrect references and label refusals (``label == "refused"``,
+``correct`` False). An answer that normalises to nothing is wrong, with evidence saying so (check answer
+extraction).
 """
 
 from __future__ import annotations
@@ -24,12 +32,16 @@ from typing import Any
 
 import numpy as np
 
+from .grading_rules import Decision, hassum_rule, strict_rule
 from .text import normalise_answer
 
-__all__ = ["METHODS", "AnswerGrader", "Correctness", "check_answer", "correctness_labels", "is_correct",
+__all__ = ["CAREFUL", "LABELS", "METHODS", "AnswerGrader", "Correctness", "check_answer", "correctness_labels", "is_correct",
            "parse_yes_no"]
 
-METHODS = ("normalised", "contains", "embedding", "llm")
+METHODS = ("strict", "hassum", "normalised", "contains", "embedding", "llm")
+#: the methods that read the incorrect references and label refusals
+CAREFUL = ("strict", "hassum")
+LABELS = ("correct", "wrong", "refused")
 YES = frozenset({"yes", "correct", "true", "right"})
 NO = frozenset({"no", "incorrect", "false", "wrong"})
 NEGATION = frozenset({"not", "t", "never", "neither", "nor"})  # "isn't" normalises to "isn t"
@@ -40,8 +52,8 @@ JUDGE_SYSTEM = "You grade answers to quiz questions. Reply with one word: yes or
 @dataclass(frozen=True)
 class Correctness:
     """A grading: ``correct`` (None = the judge's reply could not be parsed), the ``method``, a
-    human-readable ``evidence``, the gold alias that ``matched``, a ``score`` (cosine) and the judge's
-    ``raw`` reply."""
+    human-readable ``evidence``, the gold alias that ``matched``, a ``score`` (cosine or F1), the judge's
+    ``raw`` reply, and whether the answer ``refused`` (then ``correct`` is False and :attr:`label` says so)."""
 
     correct: bool | None
     method: str
@@ -49,10 +61,18 @@ class Correctness:
     matched: str | None = None
     score: float | None = None
     raw: str | None = None
+    refused: bool = False
 
     @property
     def judged(self) -> bool:
         return self.correct is not None
+
+    @property
+    def label(self) -> str:
+        """``correct``, ``wrong``, ``refused`` or ``unjudged``."""
+        if self.refused:
+            return "refused"
+        return "unjudged" if self.correct is None else ("correct" if self.correct else "wrong")
 
 
 def parse_yes_no(reply: str) -> bool | None:
@@ -90,9 +110,11 @@ def _aliases(gold_aliases) -> list[str]:
 
 @dataclass
 class AnswerGrader:
-    """A configured grader: ``method`` (one of :data:`METHODS`), ``threshold`` (embedding cosine), an
+    """A configured grader: ``method`` (one of :data:`METHODS`), ``threshold`` (``embedding`` cosine), an
     ``embedder`` (default: the shipped MiniLM), an ``llm`` (backend or spec for ``get_llm``; needed for
-    ``llm``), and the judge's ``seed`` and ``max_tokens``."""
+    ``llm``), the judge's ``seed`` and ``max_tokens``; for ``strict`` and ``hassum``: ``floor`` (HASSUM's 0.65),
+    ``overlap`` (``strict``'s content-word F1 for a paraphrase) and ``paraphrase`` (``"tokens"`` or
+    ``"embedding"``: how ``strict`` reads an answer that holds no reference)."""
 
     method: str = "normalised"
     threshold: float = 0.8
@@ -100,6 +122,9 @@ class AnswerGrader:
     llm: Any = None
     seed: int = 0
     max_tokens: int = 8
+    floor: float = 0.65
+    overlap: float = 0.5
+    paraphrase: str = "tokens"
     _backend: Any = field(default=None, init=False, repr=False)
 
     def __post_init__(self):
@@ -111,6 +136,19 @@ class AnswerGrader:
             raise ValueError(f"threshold is a cosine similarity in [-1, 1], got {self.threshold!r}")
         if self.method == "llm" and self.llm is None:
             raise ValueError("method='llm' needs llm=<a backend or a spec such as 'embedded'>")
+        for name in ("floor", "overlap"):
+            if not 0.0 <= float(getattr(self, name)) <= 1.0:
+                raise ValueError(f"{name} must be in [0, 1], got {getattr(self, name)!r}")
+        if self.paraphrase not in ("tokens", "embedding"):
+            raise ValueError(f"paraphrase must be 'tokens' or 'embedding', got {self.paraphrase!r}")
+
+    @property
+    def name(self) -> str:
+        """The method, with ``+embedding`` when ``strict`` reads paraphrases by embedding."""
+        return "strict+embedding" if self.method == "strict" and self.paraphrase == "embedding" else self.method
+
+    def needs_embedder(self) -> bool:
+        return self.method in ("embedding", "hassum") or self.name == "strict+embedding"
 
     def _embedder(self):
         if self.embedder is None:
@@ -129,29 +167,53 @@ class AnswerGrader:
                 self._backend = self.llm
         return self._backend
 
-    def check(self, answer: str, gold_aliases: Sequence[str] | str, question: str | None = None) -> Correctness:
-        """Grade one answer against its gold aliases (``question`` is shown to the LLM judge)."""
+    def check(self, answer: str, gold_aliases: Sequence[str] | str, question: str | None = None,
+              incorrect: Sequence[str] = ()) -> Correctness:
+        """Grade one answer against its gold aliases (``question`` is shown to the LLM judge and read by the
+        yes/no verdict; ``incorrect`` references are read by ``strict`` and ``hassum``)."""
         if not isinstance(answer, str):
             raise ValueError(f"answer must be a string, got {type(answer).__name__}")
         aliases = _aliases(gold_aliases)
+        wrong = [w for w in ([incorrect] if isinstance(incorrect, str) else list(incorrect or ()))
+                 if isinstance(w, str) and normalise_answer(w)]
         norm = normalise_answer(answer)
         if not norm:
-            return Correctness(False, self.method, f"empty answer {answer!r} after normalisation; check answer extraction")
+            return Correctness(False, self.name, f"empty answer {answer!r} after normalisation; check answer extraction")
+        if self.method in CAREFUL:
+            return self._careful(answer, aliases, wrong, question)
         return getattr(self, f"_{self.method}")(answer, norm, aliases, question)
 
     def check_many(self, answers: Sequence[str], golds: Sequence[Sequence[str] | str],
-                   questions: Sequence[str] | None = None) -> list[Correctness]:
-        """Grade answers[i] against golds[i] (embeddings are computed in one batch)."""
-        if len(answers) != len(golds) or (questions is not None and len(questions) != len(answers)):
-            raise ValueError(f"answers ({len(answers)}), golds ({len(golds)})"
-                             + (f" and questions ({len(questions)})" if questions is not None else "")
+                   questions: Sequence[str] | None = None,
+                   incorrect: Sequence[Sequence[str]] | None = None) -> list[Correctness]:
+        """Grade answers[i] against golds[i] (and incorrect[i]); embeddings are computed in one batch."""
+        n = len(answers)
+        if len(golds) != n or (questions is not None and len(questions) != n) or (incorrect is not None
+                                                                                  and len(incorrect) != n):
+            raise ValueError(f"answers ({n}), golds ({len(golds)})"
+                             + (f", questions ({len(questions)})" if questions is not None else "")
+                             + (f", incorrect ({len(incorrect)})" if incorrect is not None else "")
                              + " must have the same length")
-        if self.method == "embedding":
+        wrongs = incorrect if incorrect is not None else [()] * n
+        if self.needs_embedder():
             texts = [a for a in answers if isinstance(a, str)]
-            texts += [g for gs in golds for g in ([gs] if isinstance(gs, str) else gs) if isinstance(g, str)]
+            texts += [g for gs in (*golds, *wrongs) for g in ([gs] if isinstance(gs, str) else gs) if isinstance(g, str)]
             self._embedder().encode(list(dict.fromkeys(texts)))
-        qs = questions if questions is not None else [None] * len(answers)
-        return [self.check(a, g, q) for a, g, q in zip(answers, golds, qs, strict=True)]
+        qs = questions if questions is not None else [None] * n
+        return [self.check(a, g, q, w) for a, g, q, w in zip(answers, golds, qs, wrongs, strict=True)]
+
+    def _similarity(self, text: str, refs: Sequence[str]) -> list[float]:
+        return [float(x) for x in np.asarray(self._embedder().similarity([text], list(refs)))[0]]
+
+    def _careful(self, answer: str, aliases: list[str], incorrect: list[str], question: str | None) -> Correctness:
+        if self.method == "hassum":
+            d: Decision = hassum_rule(answer, aliases, incorrect, question, self._similarity, self.floor)
+        else:
+            sim = self._similarity if self.paraphrase == "embedding" else None
+            d = strict_rule(answer, aliases, incorrect, question, overlap=self.overlap, similarity=sim,
+                            floor=self.floor)
+        return Correctness(d.label == "correct", self.name, d.evidence, d.matched, d.score, None,
+                           d.label == "refused")
 
     def _normalised(self, answer, norm, aliases, question):
         for alias in aliases:
@@ -194,15 +256,16 @@ class AnswerGrader:
 
 
 def check_answer(answer: str, gold_aliases: Sequence[str] | str, method: str = "normalised", *,
-                 question: str | None = None, **options) -> Correctness:
+                 question: str | None = None, incorrect: Sequence[str] = (), **options) -> Correctness:
     """Grade ``answer`` with the named ``method``; ``options`` configure :class:`AnswerGrader`."""
-    return AnswerGrader(method, **options).check(answer, gold_aliases, question)
+    return AnswerGrader(method, **options).check(answer, gold_aliases, question, incorrect)
 
 
 def is_correct(answer: str, gold_aliases: Sequence[str] | str, method: str = "normalised", *,
-               question: str | None = None, **options) -> bool | None:
-    """True/False, or None when the LLM judge's reply could not be parsed (count those)."""
-    return check_answer(answer, gold_aliases, method, question=question, **options).correct
+               question: str | None = None, incorrect: Sequence[str] = (), **options) -> bool | None:
+    """True/False (a refusal is False: read :attr:`Correctness.label`), or None when the LLM judge's reply
+    could not be parsed (count those)."""
+    return check_answer(answer, gold_aliases, method, question=question, incorrect=incorrect, **options).correct
 
 
 def correctness_labels(results: Sequence[Correctness], *, unjudged: str = "raise") -> tuple[np.ndarray, np.ndarray]:

@@ -59,9 +59,10 @@ def gate_policy(gates: str | tuple[str, ...] = "entropy and density", entropy_th
 
 def gate_summary(run: OrchestrationRun, policy: Policy) -> dict[str, Any]:
     """Round 1 of every question in ``run`` judged by ``policy``: ``n``, ``flagged``, ``wrong`` (first answers
-    that were wrong), ``caught`` (wrong and flagged), ``false_alarms`` (right and flagged), ``missed`` (wrong
-    and passed), the ``catch_rate`` (caught / wrong) and ``false_alarm_rate`` (false alarms / right), NaN when
-    undefined, and ``passed_accuracy`` (the share right among the answers the gate lets through)."""
+    that were not right), of which ``refused`` (first answers that refused: counted as not right, shown apart),
+    ``caught`` (not right and flagged), ``false_alarms`` (right and flagged), ``missed`` (not right and passed),
+    the ``fire_rate`` (flagged / n), the ``catch_rate`` (caught / wrong) and ``false_alarm_rate`` (false alarms /
+    right), NaN when undefined, and ``passed_accuracy`` (the share right among the answers the gate lets through)."""
     if not isinstance(run, OrchestrationRun) or not len(run):
         raise ValueError("run must be a non-empty OrchestrationRun (e.g. result.runs[(model, 'none')])")
     right = [bool(x) for x in run.first_correct]
@@ -72,7 +73,8 @@ def gate_summary(run: OrchestrationRun, policy: Policy) -> dict[str, Any]:
     wrong = right.count(False)
     passed = n - sum(flagged)
     passed_right = right.count(True) - false_alarms
-    return {"n": n, "flagged": sum(flagged), "wrong": wrong, "caught": caught, "false_alarms": false_alarms,
+    return {"n": n, "flagged": sum(flagged), "wrong": wrong, "refused": run.label_counts(first=True)["refused"],
+            "fire_rate": sum(flagged) / n, "caught": caught, "false_alarms": false_alarms,
             "missed": wrong - caught, "catch_rate": caught / wrong if wrong else math.nan,
             "false_alarm_rate": false_alarms / (n - wrong) if n - wrong else math.nan,
             "passed_accuracy": passed_right / passed if passed else math.nan,
@@ -88,8 +90,9 @@ def summary_html(summary: dict[str, Any]) -> str:
     """One line: how many questions are flagged, how many wrong answers are caught, how many right ones are
     false alarms, and the accuracy of what passes."""
     s = summary
+    refused = f", {s['refused']} of them refusals" if s.get("refused") else ""
     return (f"<b>flags {s['flagged']} of {s['n']}</b> round-1 answers · catches <b>{s['caught']} of {s['wrong']}</b> "
-            f"wrong ones ({_pct(s['catch_rate'])}) · false alarms on {s['false_alarms']} of {s['n'] - s['wrong']} "
+            f"wrong ones{refused} ({_pct(s['catch_rate'])}) · false alarms on {s['false_alarms']} of {s['n'] - s['wrong']} "
             f"right ones ({_pct(s['false_alarm_rate'])}) · accuracy of what passes: {_pct(s['passed_accuracy'])}"
             f" <span style='color:gray'>({html.escape(', '.join(s['gates']))}; τ_E = {s['entropy_threshold']:g}, "
             f"τ_D = {s['density_threshold']:g})</span>")

@@ -1,0 +1,269 @@
+"""Reading a short answer the way a careful grader does (for the ``strict`` and ``hassum`` graders): is it a
+refusal, what is its yes/no verdict (an echoed "yes or no" instruction ignored), where does a reference occur in
+it un-negated, and numbers and units written one way ("eight" = "8", "100 degrees Celsius" = "100°C").
+
+The answer is cut into clauses (at , ; : . ! ? brackets and dashes, and before "but", "however", …). Its
+**verdict clauses** are the first clause, the one after a negated first clause ("not Sydney, Canberra"), and any
+clause opened by a contrast word ("…, but it is Sydney"); a clause that reports someone else's belief ("many
+think …") is not one.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from .text import normalise_answer
+
+__all__ = ["NEGATORS", "YES_NO", "Answer", "canonical", "negations", "read_answer", "refusal", "strip_echo", "verdict"]
+
+YES_NO: dict[str, str] = {"yes": "yes", "true": "yes", "no": "no", "false": "no"}
+NEGATORS = frozenset({"not", "no", "never", "t", "cannot", "neither", "nor", "none", "nothing", "nobody"})
+_YES_START = ("of course", "no doubt", "without doubt", "without a doubt", "yes", "yeah", "yep", "true", "correct",
+              "sure", "certainly", "definitely", "absolutely", "indeed")
+_NO_START = ("of course not", "certainly not", "definitely not", "absolutely not", "not at all", "by no means",
+             "no way", "no", "nope", "not", "never", "false", "incorrect")
+_HEDGES = ("i think", "i believe", "i guess", "i would say", "i d say", "my answer is", "final answer", "the answer is",
+           "answer is", "answer", "probably", "most likely", "likely", "maybe", "perhaps", "well", "hmm", "um", "uh",
+           "oh", "ok", "okay", "so", "honestly", "in short", "short answer")
+_CONCLUDE = frozenset({"so", "therefore", "thus", "hence", "then"})
+_CONTRAST = ("but", "however", "though", "although", "actually", "instead", "whereas", "yet")
+_REPORTING = frozenset({"think", "thinks", "believe", "believes", "claim", "claims", "say", "says", "assume",
+                        "assumes", "myth", "mistakenly", "legend", "supposedly"})
+REFUSALS = (
+    "i have no comment", "no comment", "i don t know", "i do not know", "i dont know", "don t know", "i m not sure",
+    "i am not sure", "not sure", "i m not certain", "i am not certain", "i have no idea", "no idea",
+    "i cannot answer", "i can t answer", "i can not answer", "i am unable to answer", "i m unable to answer",
+    "i m not able to answer", "i am not able to answer", "i cannot say", "i can t say", "i won t answer",
+    "i will not answer", "i cannot help", "i can t help", "i cannot tell", "i can t tell", "i d rather not",
+    "i prefer not to", "i cannot determine", "i can t determine", "i cannot provide", "i can t provide", "unknown",
+    "hard to say", "cannot be determined", "it is impossible to say")
+_COURTESY = ("sorry", "i m sorry", "i am sorry", "unfortunately", "honestly")
+_GOES_ON = ("but", "maybe", "perhaps", "probably", "i think", "i guess", "i believe", "my guess", "though", "however")
+
+_ECHO = re.compile(
+    r"(?:\b(?:please\s+)?(?:answer|reply|respond|say)\s+(?:with\s+)?(?:only\s+)?(?:a\s+)?)?"
+    r"\(?\b(?:yes|no)\s*(?:,?\s*or|/)\s*(?:yes|no)\b\)?\s*[.:?!]?", re.IGNORECASE)
+_CLAUSE = re.compile(r"[;:!?()\[\]—–]|,(?!\d{3}\b)|\.(?!\d)|\s-\s|\n|(?=\b(?:" + "|".join(_CONTRAST) + r")\b)",
+                     re.IGNORECASE)
+_THOUSANDS = re.compile(r"(?<=\d)[,\u202f\u00a0 ](?=\d{3}\b)")
+
+_UNITS = {"celsius": "c", "centigrade": "c", "fahrenheit": "f", "kilometres": "km", "kilometers": "km",
+          "kilometre": "km", "kilometer": "km", "metres": "m", "meters": "m", "metre": "m", "meter": "m",
+          "centimetres": "cm", "centimeters": "cm", "centimetre": "cm", "centimeter": "cm", "kilograms": "kg",
+          "kilogram": "kg", "kilos": "kg", "grams": "g", "gram": "g", "litres": "l", "liters": "l", "litre": "l",
+          "liter": "l", "mph": "miles h", "kph": "km h", "hours": "h", "hour": "h", "hrs": "h", "minutes": "min",
+          "minute": "min", "mins": "min", "seconds": "s", "secs": "s", "sec": "s", "mile": "miles"}
+_SMALL = {w: i for i, w in enumerate("zero one two three four five six seven eight nine ten eleven twelve thirteen "
+                                     "fourteen fifteen sixteen seventeen eighteen nineteen".split())}
+_TENS = {w: 10 * i for i, w in enumerate("twenty thirty forty fifty sixty seventy eighty ninety".split(), start=2)}
+_SCALES = {"hundred": 100, "thousand": 1000, "million": 1_000_000}
+
+
+def _kind(word: str) -> str:
+    if word in _SCALES:
+        return "scale"
+    v = _SMALL.get(word, _TENS.get(word))
+    return "unit" if v is not None and v < 10 else "teen" if v is not None and v < 20 else "tens"
+
+
+def _extends(prev: str, word: str) -> bool:
+    """Whether number word ``word`` continues the number ending in ``prev`` ("twenty" + "one": yes; "nineteen" +
+    "sixty": no, a new group)."""
+    kind, last = _kind(word), _kind(prev)
+    if kind == "scale":
+        return last != "scale" or _SCALES[word] > _SCALES[prev]
+    return last == "scale" or (last == "tens" and kind == "unit")
+
+
+def _value(group: list[str]) -> int:
+    total = current = 0
+    for w in group:
+        if w == "hundred":
+            current = (current or 1) * 100
+        elif w in _SCALES:
+            total += (current or 1) * _SCALES[w]
+            current = 0
+        else:
+            current += _SMALL.get(w, _TENS.get(w, 0))
+    return total + current
+
+
+def _numbers(words: list[str]) -> list[str]:
+    """Number words as digits: "twenty one" → "21", "one hundred and five" → "105", "nineteen sixty nine" →
+    "1969" (two groups, the first of two digits, read as a year)."""
+    out: list[str] = []
+    i = 0
+    while i < len(words):
+        if words[i] not in _SMALL and words[i] not in _TENS and words[i] not in _SCALES:
+            out.append(words[i])
+            i += 1
+            continue
+        groups: list[list[str]] = [[words[i]]]
+        i += 1
+        while i < len(words):
+            w = words[i]
+            if w == "and" and groups[-1][-1] in _SCALES and i + 1 < len(words) and words[i + 1] in {**_SMALL, **_TENS}:
+                i += 1
+                continue
+            if w not in _SMALL and w not in _TENS and w not in _SCALES:
+                break
+            if _extends(groups[-1][-1], w):
+                groups[-1].append(w)
+            else:
+                groups.append([w])
+            i += 1
+        values = [_value(g) for g in groups]
+        if len(values) == 2 and 10 <= values[0] < 100 and values[1] < 100:
+            out.append(f"{values[0]}{values[1]:02d}")
+        else:
+            out.extend(str(v) for v in values)
+    return out
+
+
+def _units(words: list[str]) -> list[str]:
+    out: list[str] = []
+    for i, w in enumerate(words):
+        nxt = words[i + 1] if i + 1 < len(words) else ""
+        if w in ("degrees", "degree") and nxt in ("c", "f", "celsius", "fahrenheit", "centigrade"):
+            continue
+        if w == "per" and (nxt in _UNITS or nxt in ("second", "s", "h", "cent")):
+            if nxt == "cent":
+                out.append("percent")
+            continue
+        if w == "cent" and out and out[-1] == "percent":
+            continue
+        if w == "second" and i > 0 and words[i - 1] == "per":
+            out.append("s")
+            continue
+        out.extend(_UNITS.get(w, w).split())
+    return out
+
+
+def canonical(text: str) -> str:
+    """:func:`~.text.normalise_answer` with thousands separators dropped, "%" read as "percent", number words as
+    digits and units in one spelling (``"One hundred degrees Celsius"`` → ``"100 c"``)."""
+    text = _THOUSANDS.sub("", text.replace("%", " percent"))
+    return " ".join(_units(_numbers(normalise_answer(text).split())))
+
+
+def negations(words: list[str]) -> list[str]:
+    """The negating words among canonical ``words``; "no" in the idioms "no doubt" and "no question" affirms."""
+    return [w for i, w in enumerate(words) if w in NEGATORS
+            and not (w == "no" and i + 1 < len(words) and words[i + 1] in ("doubt", "question"))]
+
+
+def strip_echo(text: str) -> str:
+    """``text`` without an echoed yes/no instruction ("Answer yes or no.", "(yes/no)", "yes or no")."""
+    return _ECHO.sub(" ", text)
+
+
+def _starts(words: list[str], phrases) -> str | None:
+    for p in sorted(phrases, key=len, reverse=True):
+        n = len(p.split())
+        if words[:n] == p.split():
+            return p
+    return None
+
+
+def _strip_hedges(words: list[str]) -> list[str]:
+    while words:
+        h = _starts(words, _HEDGES)
+        if h is None:
+            return words
+        words = words[len(h.split()):]
+    return words
+
+
+def refusal(text: str) -> str | None:
+    """The refusal phrase ``text`` opens with ("I have no comment", "I don't know", "I cannot answer", …; after
+    an optional "Sorry,"), or None — also None when the answer goes on to give one ("I'm not sure, but …")."""
+    words = normalise_answer(text).split()
+    while (c := _starts(words, _COURTESY)) is not None:
+        words = words[len(c.split()):]
+    found = _starts(words, REFUSALS)
+    if found is None:
+        return None
+    rest = " " + " ".join(words[len(found.split()):]) + " "
+    if any(f" {g} " in rest for g in _GOES_ON):
+        return None
+    return found
+
+
+@dataclass(frozen=True)
+class Answer:
+    """An answer read into ``clauses`` (canonical words), which of them are ``verdict`` clauses, and the whole
+    ``words`` stream with the clause of each word (``clause_of``)."""
+
+    clauses: tuple[tuple[str, ...], ...]
+    verdict: frozenset[int]
+    contrast: frozenset[int]
+
+    @property
+    def words(self) -> list[str]:
+        return [w for c in self.clauses for w in c]
+
+    @property
+    def clause_of(self) -> list[int]:
+        return [k for k, c in enumerate(self.clauses) for _ in c]
+
+
+def read_answer(text: str) -> Answer:
+    """Cut ``text`` into canonical clauses (hedges such as "I think" or "the answer is" dropped from the first)
+    and mark the verdict clauses (module doc)."""
+    pieces = [p for p in _CLAUSE.split(text) if p and p.strip()]
+    clauses, contrast = [], set()
+    for p in pieces:
+        words = canonical(p).split()
+        if not words:
+            continue
+        if words[0] in _CONTRAST:
+            contrast.add(len(clauses))
+            words = words[1:]
+        if words:
+            clauses.append(tuple(words))
+    if clauses:
+        clauses[0] = tuple(_strip_hedges(list(clauses[0]))) or clauses[0]
+    verdict = set()
+    for k, c in enumerate(clauses):
+        reported = bool(_REPORTING.intersection(c)) and c[:1] != ("i",)
+        if reported:
+            continue
+        if k == 0 or k in contrast or (k == 1 and NEGATORS.intersection(clauses[0])):
+            verdict.add(k)
+    return Answer(tuple(clauses), frozenset(verdict), frozenset(contrast))
+
+
+_CONTENT_STOP = frozenset("""a an the is are was were be been being it its this that these those of in on at to for with
+by from and or as do does did will would can could should may might just very so there their they them he she his
+her you your we i my me s has have had about some any into than then if when what which who whom how why all also
+much many more most""".split())
+
+
+def verdict(text: str, question: str | None = None) -> tuple[str | None, str]:
+    """``("yes" | "no" | None, how)``: the answer's own yes/no verdict, the echoed instruction removed. In order:
+    the first words after hedges ("Yes, …", "Of course not", "I think no"); a clause "the answer is no" or "so
+    no"; a clause that is only "yes" / "no". With the ``question``, a first clause that restates it: negated →
+    no ("A cat cannot fit"), else → yes ("The pool is longer")."""
+    ans = read_answer(strip_echo(text))
+    if not ans.clauses:
+        return None, "nothing left after removing the echoed instruction"
+    first = list(ans.clauses[0])
+    if (p := _starts(first, _NO_START)) and not (p == "no" and first[1:2] in (["doubt"], ["one"], ["longer"])):
+        return "no", f"the answer opens with {p!r}"
+    if p := _starts(first, _YES_START):
+        return "yes", f"the answer opens with {p!r}"
+    for c in ans.clauses:
+        words = " ".join(c)
+        m = re.search(r"\banswer (?:is |would be )?(yes|no|true|false)\b", words)
+        if m:
+            return YES_NO[m.group(1)], f"the answer says {m.group(0)!r}"
+        if len(c) <= 2 and c[-1] in YES_NO and (len(c) == 1 or c[0] in _CONTRAST or c[0] in _CONCLUDE):
+            return YES_NO[c[-1]], f"the clause {words!r}"
+    if question:
+        asked = set(canonical(question).split()) - _CONTENT_STOP
+        if negations(first):
+            return "no", f"a negated statement {' '.join(first)!r}"
+        if asked.intersection(first) - NEGATORS:
+            return "yes", f"an affirmative restatement {' '.join(first)!r}"
+    return None, "no yes/no verdict in the answer"
