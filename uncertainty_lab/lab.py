@@ -50,7 +50,8 @@ class LabConfig:
     #: old setting names still accepted, with a FutureWarning: {old: new}
     renamed: ClassVar[dict[str, str]] = {}
     #: settings that change where and how a run is written, not what it computes (left out of the fingerprint)
-    run_only: ClassVar[tuple[str, ...]] = ("out_dir", "overwrite", "progress", "figure")
+    run_only: ClassVar[tuple[str, ...]] = ("out_dir", "overwrite", "progress", "figure", "executor", "workers",
+                                           "scheduler", "llm_hosts")
 
     llm: Any = setting("embedded", "the language model: a get_llm spec ('embedded', 'auto', 'ollama:qwen2.5:3b', "
                                    "'replay') or a backend instance")
@@ -59,6 +60,16 @@ class LabConfig:
     overwrite: bool = setting(False, "start the run files afresh instead of resuming them")
     progress: bool = setting(True, "show progress bars")
     figure: bool = setting(True, "write figure.png")
+    executor: str = setting("serial", "where the units run: 'serial' (one after another in this process), "
+                                      "'processes' (a pool of local worker processes) or 'dask' (dask.distributed: a "
+                                      "LocalCluster, or the cluster at scheduler); the results are the same")
+    workers: int | None = setting(None, "worker processes of 'processes' and of the LocalCluster 'dask' starts "
+                                        "(None = the number of CPU cores)")
+    scheduler: str | None = setting(None, "address of a running dask scheduler, e.g. 'tcp://host:8786' (with "
+                                          "executor = 'dask'); None = start a LocalCluster for the run")
+    llm_hosts: list[str] | None = setting(None, "Ollama servers to spread the units over, e.g. ['http://a:11434', "
+                                                "'http://b:11434'] (None = $OLLAMA_HOST, which may list several "
+                                                "separated by commas)")
 
     @classmethod
     def from_mapping(cls, data: Mapping[str, Any]) -> LabConfig:
@@ -200,30 +211,21 @@ class Experiment:
             log: Callable[[int, int, str, float], None] | None = None, **overrides: Any) -> LabResult:
         """Run every unit of ``config`` (a config, a dict, a .json / .toml path or None; ``overrides`` replace
         settings), resuming the run files already in ``out_dir``; collect the result and, with ``save``, write it.
-        ``log(done, total, label, seconds)`` is called after each unit (the CLI's progress without bars)."""
-        import time
+        ``log(done, total, label, seconds)`` is called after each unit (the CLI's progress without bars).
 
-        from tqdm.auto import tqdm
+        Where the units run is the config's ``executor`` (``serial``, ``processes``, ``dask``; with ``workers``,
+        ``scheduler``) and which Ollama servers serve them its ``llm_hosts`` (:mod:`uncertainty_lab.executors`):
+        the records are the same whatever runs them. Units whose ``spec`` has a ``stage`` run after every unit of
+        a lower stage (default 0)."""
+        from .executors import Plan
 
         config = self.config_class.coerce(config, overrides)
-        context = self.prepare(config, **{k: v for k, v in (resources or {}).items() if v is not None})
+        plan = Plan(config, resources)
+        context = plan.prepare(lambda: self.prepare(config, **{k: v for k, v in (resources or {}).items()
+                                                               if v is not None}))
         units = self.units(config, context)
-        records: dict[tuple, Any] = {}
-        bar = tqdm(units, desc=f"{self.name} {self.unit_name}s", unit=self.unit_name, disable=not config.progress)
-        try:
-            for unit in bar:
-                bar.set_postfix_str(unit.label, refresh=False)
-                start = time.perf_counter()
-                try:
-                    records[unit.key] = self.run_unit(unit, config, context)
-                except self.resume_error as exc:
-                    raise type(exc)(f"{exc}. In an experiment: choose another out_dir, or set overwrite = true "
-                                    "to start afresh") from None
-                if log is not None:
-                    log(len(records), len(units), unit.label, time.perf_counter() - start)
-        finally:
-            bar.close()
-        result = self.collect(config, context, records)
+        records = plan.run(self, config, context, units, log)
+        result = plan.annotate(self.collect(config, context, records))
         if save:
             result.save(config.out_dir, figure=config.figure)
         return result

@@ -4,15 +4,21 @@
 only, so a server trickling one byte at a time would hold a call forever. Each request runs in a worker thread
 the caller waits on for at most ``timeout`` seconds; past it the client is closed (ending the worker's read)
 and replaced.
+
+Several servers: ``OLLAMA_HOST`` may list several, separated by commas (:func:`parse_hosts`; a backend's own
+``host`` is the first). Inside :func:`serving` (what :mod:`uncertainty_lab.llm.pool` uses per unit) every backend
+sends its requests to the host the pool chose, and a failure of that host is :class:`HostFailover`.
 """
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import os
 import re
 import threading
 import urllib.parse
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -54,13 +60,51 @@ def normalise_host(host: str | None) -> str:
     return f"{scheme}://{name}:{port}" + (f"/{path}" if path else "")
 
 
+def parse_hosts(value: str | Sequence[str] | None) -> list[str]:
+    """Several server addresses: a comma-separated string (``$OLLAMA_HOST`` may list several) or a list, each
+    normalised (:func:`normalise_host`), in order, duplicates and blanks dropped."""
+    items = value.split(",") if isinstance(value, str) else list(value or ())
+    out: list[str] = []
+    for item in items:
+        if not isinstance(item, str):
+            raise ValueError(f"an Ollama host must be a string like 'http://host:11434', got {item!r}")
+        if item.strip() and normalise_host(item) not in out:
+            out.append(normalise_host(item))
+    return out
+
+
 def default_host() -> str:
-    """``$OLLAMA_HOST`` (normalised), or http://127.0.0.1:11434."""
-    return normalise_host(os.environ.get("OLLAMA_HOST"))
+    """``$OLLAMA_HOST`` (normalised; the first when it lists several), or http://127.0.0.1:11434."""
+    hosts = parse_hosts(os.environ.get("OLLAMA_HOST"))
+    return hosts[0] if hosts else DEFAULT_HOST
 
 
 def default_model() -> str:
     return os.environ.get("UL_OLLAMA_MODEL", "").strip() or DEFAULT_MODEL
+
+
+_SERVING: contextvars.ContextVar[str | None] = contextvars.ContextVar("uncertainty_lab_ollama_host", default=None)
+
+
+class HostFailover(BaseException):  # noqa: N818 (a signal to the pool, like KeyboardInterrupt, not an error)
+    """The host a pool chose (:func:`serving`) failed: down, timed out, broken, without the model. A BaseException,
+    so it passes the labs' handling of model errors (which would journal a missing answer) and ends the unit where
+    it is; the pool resumes the unit's journal on another host. ``host`` failed with ``message``."""
+
+    def __init__(self, host: str, message: str):
+        super().__init__(message)
+        self.host, self.message = host, message
+
+
+@contextlib.contextmanager
+def serving(host: str) -> Iterator[str]:
+    """Within this block every Ollama backend sends its requests to ``host`` (normalised), whatever its own
+    ``host``, and a failure of that host raises :class:`HostFailover` instead of an LLMError."""
+    token = _SERVING.set(normalise_host(host))
+    try:
+        yield _SERVING.get()
+    finally:
+        _SERVING.reset(token)
 
 
 class DeadlineExceeded(TimeoutError):
@@ -123,33 +167,61 @@ class OllamaLLM(LLMBackend):
 
         self._ollama = ollama
         self._client_lock = threading.Lock()
-        self._client = ollama.Client(host=self.host, timeout=self.timeout)
-        self._version: str | None = None
+        self._clients = {self.host: ollama.Client(host=self.host, timeout=self.timeout)}
+        self._versions: dict[str, str] = {}
 
     def model_id(self) -> str:
         return self.model
 
+    def active_host(self) -> str:
+        """Where requests go now: the host a pool chose (:func:`serving`), else :attr:`host`."""
+        return _SERVING.get() or self.host
+
     def close(self) -> None:
-        """Close the HTTP connection pool of the underlying client."""
-        self._client._client.close()
+        """Close the HTTP connection pools of the underlying clients."""
+        for client in list(self._clients.values()):
+            client._client.close()
+
+    def _client_for(self, host: str) -> Any:
+        with self._client_lock:
+            if host not in self._clients:
+                self._clients[host] = self._ollama.Client(host=host, timeout=self.timeout)
+            return self._clients[host]
 
     def _within(self, fn: Callable[[Any], Any], timeout: float, what: str) -> Any:
         """``fn(client)`` within ``timeout`` seconds in all (connect, send, every read); past it the client is
         closed, which ends the abandoned read, and replaced, and :meth:`_timed_out` is raised."""
-        client = self._client
+        host = self.active_host()
+        client = self._client_for(host)
         try:
             return call_with_deadline(lambda: fn(client), timeout, name=f"ollama {what}")
         except (DeadlineExceeded, KeyboardInterrupt) as exc:
             with self._client_lock:
-                if self._client is client:
-                    self._client = self._ollama.Client(host=self.host, timeout=self.timeout)
+                if self._clients.get(host) is client:
+                    self._clients[host] = self._ollama.Client(host=host, timeout=self.timeout)
             client._client.close()
             if isinstance(exc, KeyboardInterrupt):
                 raise
             raise self._timed_out(timeout, what) from None
 
+    def _failing_over(self, fn: Callable[[], Any]) -> Any:
+        """``fn()``; under a pool (:func:`serving`) a failure of the host (any LLMError but a missing capability)
+        is :class:`HostFailover`, so the pool can move the unit to another host."""
+        try:
+            return fn()
+        except LLMCapabilityError:
+            raise
+        except LLMError as exc:
+            host = _SERVING.get()
+            if host is None:
+                raise
+            raise HostFailover(host, str(exc)) from exc
+
     # --- server facts -------------------------------------------------------------------------
     def _get(self, path: str, timeout: float | None = None) -> dict[str, Any]:
+        return self._failing_over(lambda: self._get_once(path, timeout))
+
+    def _get_once(self, path: str, timeout: float | None = None) -> dict[str, Any]:
         timeout = timeout or self.timeout
 
         def get(client) -> Any:
@@ -176,10 +248,11 @@ class OllamaLLM(LLMBackend):
         return data
 
     def server_version(self) -> str:
-        """The server's version string from ``/api/version``."""
-        if self._version is None:
-            self._version = str(self._get("/api/version").get("version", "0"))
-        return self._version
+        """The server's version string from ``/api/version`` (of the active host)."""
+        host = self.active_host()
+        if host not in self._versions:
+            self._versions[host] = str(self._get("/api/version").get("version", "0"))
+        return self._versions[host]
 
     def available_models(self, timeout: float | None = None) -> list[str]:
         """The model tags the server has pulled (``/api/tags``)."""
@@ -201,38 +274,41 @@ class OllamaLLM(LLMBackend):
     def _require_logprobs(self) -> None:
         if not self.supports_logprobs:
             raise LLMCapabilityError(
-                f"the Ollama server at {self.host} is version {self.server_version()}; logprobs need "
+                f"the Ollama server at {self.active_host()} is version {self.server_version()}; logprobs need "
                 f">= {'.'.join(map(str, LOGPROBS_SINCE))}. Upgrade Ollama, or use the embedded backend."
             )
 
     # --- errors -------------------------------------------------------------------------------
     def _down(self) -> LLMUnavailableError:
         return LLMUnavailableError(
-            f"no Ollama server answers at {self.host}. Start one with `ollama serve` (install from "
+            f"no Ollama server answers at {self.active_host()}. Start one with `ollama serve` (install from "
             "ollama.com), or set OLLAMA_HOST to where it runs; or use get_llm('embedded')."
         )
 
     def _missing(self, models: list[str] | None = None) -> LLMUnavailableError:
         have = f" It has: {', '.join(models)}." if models else ""
         return LLMUnavailableError(
-            f"the Ollama server at {self.host} does not have model {self.model!r}. "
+            f"the Ollama server at {self.active_host()} does not have model {self.model!r}. "
             f"Run `ollama pull {self.model}`.{have}"
         )
 
     def _timed_out(self, timeout: float | None = None, what: str = "") -> LLMError:
         waited = timeout or self.timeout
-        return LLMError(f"the Ollama server at {self.host} did not answer within {waited} s"
+        return LLMError(f"the Ollama server at {self.active_host()} did not answer within {waited} s"
                         + (f" ({what})" if what else "") + "; raise `timeout` (a first call loads the model and "
                         "can be slow), or check that OLLAMA_HOST is an Ollama server")
 
     def _not_ollama(self, what: str) -> LLMUnavailableError:
         return LLMUnavailableError(
-            f"something answers at {self.host} but not as an Ollama server ({what}). Check OLLAMA_HOST "
+            f"something answers at {self.active_host()} but not as an Ollama server ({what}). Check OLLAMA_HOST "
             "(or host=), start one with `ollama serve`, or use get_llm('embedded')."
         )
 
     # --- generation ---------------------------------------------------------------------------
-    def _generate(self, messages, *, temperature, top_p, max_tokens, seed, stop, logprobs):
+    def _generate(self, messages, **kwargs):
+        return self._failing_over(lambda: self._chat(messages, **kwargs))
+
+    def _chat(self, messages, *, temperature, top_p, max_tokens, seed, stop, logprobs):
         options: dict[str, Any] = {"temperature": temperature, "top_p": top_p, "num_predict": max_tokens, "seed": seed}
         if stop:
             options["stop"] = stop
@@ -255,10 +331,10 @@ class OllamaLLM(LLMBackend):
                 if "model" in body.lower() and "not found" in body.lower():
                     raise self._missing() from None
                 raise self._not_ollama(f"POST /api/chat answered HTTP 404: {excerpt(body, 80)}") from None
-            raise LLMError(f"the Ollama server at {self.host} answered HTTP {exc.status_code} to POST /api/chat: "
+            raise LLMError(f"the Ollama server at {self.active_host()} answered HTTP {exc.status_code} to POST /api/chat: "
                            f"{body}") from None
         except httpx.HTTPError as exc:  # the connection broke mid-request
-            raise LLMError(f"the request to the Ollama server at {self.host} failed: "
+            raise LLMError(f"the request to the Ollama server at {self.active_host()} failed: "
                            f"{type(exc).__name__}: {exc}") from None
         except ValueError as exc:  # a 200 that is not Ollama's JSON (JSONDecodeError, ValidationError)
             first_line = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
@@ -266,7 +342,7 @@ class OllamaLLM(LLMBackend):
         tokens = None
         if logprobs:
             if not r.logprobs:
-                raise LLMCapabilityError(f"model {self.model!r} on {self.host} returned no logprobs although asked")
+                raise LLMCapabilityError(f"model {self.model!r} on {self.active_host()} returned no logprobs although asked")
             tokens = tuple(
                 TokenLogprob(t.token, float(t.logprob), tuple((a.token, float(a.logprob)) for a in (t.top_logprobs or ())))
                 for t in r.logprobs
