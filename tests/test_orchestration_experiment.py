@@ -75,9 +75,10 @@ def test_four_policies_on_six_questions_with_the_embedded_model(tmp_path):
     saved = json.loads(files["results"].read_text())
     assert len(saved["summary"]) == 4 and saved["judge_cache"]["hits"] > 0
     assert saved["config"]["llm"] == "embedded" and "backend" not in saved["config"]
-    runs = sorted((tmp_path / "exp" / "runs").glob("*.jsonl"))
-    assert len(runs) == 4 and all(OrchestrationRun.load(p).complete for p in runs)
-    assert sorted(result.written()) == sorted([*files.values(), *runs])
+    # one folder per (model, policy), one run file per chunk of questions_per_unit (10) questions
+    runs = sorted((tmp_path / "exp" / "runs").glob("*/*.jsonl"))
+    assert [p.name for p in runs] == ["q0000-q0005.jsonl"] * 4 and all(OrchestrationRun.load(p).complete for p in runs)
+    assert sorted(result.written()) == sorted([*files.values(), *(p.parent for p in runs)])
     decline = next(r for r in result.runs[(model, "none")].records if r.id == "decline-004")
     assert decline.grade["method"] == "refusal"
 
@@ -99,7 +100,7 @@ def test_cli_orchestrate_run_writes_its_outputs(tmp_path, capsys):
     assert "| none |" in out and "| both |" in out and "wrote:" in out
     for name in ("summary.md", "results.json", "figure.png"):
         assert (tmp_path / "cli_out" / name).is_file()
-    assert len(list((tmp_path / "cli_out" / "runs").glob("*.jsonl"))) == 2
+    assert len(list((tmp_path / "cli_out" / "runs").glob("*/*.jsonl"))) == 2
 
     bad = tmp_path / "bad.json"
     bad.write_text('{"n_sample": 3}')
@@ -136,7 +137,7 @@ def test_an_ollama_model_runs_beside_the_embedded_one(tmp_path, monkeypatch):
     assert len(result.models) == 2 and result.models[1] == "ollama:smollm2:135m"
     assert [r["model"] for r in result.summary_rows()] == result.models
     assert "| ollama:smollm2:135m | none | 2 |" in result.summary_table()
-    assert result.files["figure"].is_file() and len(list((tmp_path / "two" / "runs").glob("*.jsonl"))) == 2
+    assert result.files["figure"].is_file() and len(list((tmp_path / "two" / "runs").glob("*/*.jsonl"))) == 2
 
 
 def test_an_unreachable_ollama_server_is_reported_before_anything_runs(tmp_path, monkeypatch):
@@ -169,14 +170,15 @@ def test_units_are_one_per_model_and_policy_and_run_in_any_order(tmp_path):
     config = OrchestrationConfig.from_mapping({**CHEAP, "llm": llm, "out_dir": str(tmp_path / "backwards")})
     context = EXPERIMENT.prepare(config)
     units = EXPERIMENT.units(config, context)
-    assert [u.key for u in units] == [("scripted:script", "none"), ("scripted:script", "both")]
-    assert [u.path for u in units] == [tmp_path / "backwards" / "runs" / f"scripted_script__{p}.jsonl"
+    # (model, policy, chunk): three questions are one chunk of questions_per_unit = 10
+    assert [u.key for u in units] == [("scripted:script", "none", 0), ("scripted:script", "both", 0)]
+    assert [u.path for u in units] == [tmp_path / "backwards" / "runs" / f"scripted_script__{p}" / "q0000-q0002.jsonl"
                                        for p in ("none", "both")]
     backwards = {u.key: EXPERIMENT.run_unit(u, config, context) for u in reversed(units)}
     result = run_experiment(config, out_dir=str(tmp_path / "forwards"))
-    assert isinstance(result, OrchestrationResult) and list(result.runs) == [u.key for u in units]
+    assert isinstance(result, OrchestrationResult) and list(result.runs) == [u.key[:2] for u in units]
     for key, run in result.runs.items():
-        assert _stable(run) == _stable(backwards[key]) and run.complete
+        assert _stable(run) == _stable(backwards[(*key, 0)]) and run.complete
     assert result.runs[("scripted:script", "both")].action_counts()["reprompt"] == 3
     assert result.report_name == "summary" and (tmp_path / "forwards" / "summary.md").is_file()
     assert not (tmp_path / "forwards" / "figure.png").exists()  # figure = false

@@ -35,6 +35,7 @@ class OrchestrationConfig(LabConfig):
 
     what: ClassVar[str] = "orchestration"
     renamed: ClassVar[dict[str, str]] = {"backend": "llm"}
+    run_only: ClassVar[tuple[str, ...]] = (*LabConfig.run_only, "questions_per_unit")
 
     out_dir: str = setting("orchestration_results", "folder for the run files (runs/), summary.md, results.json "
                                                     "and figure.png")
@@ -70,6 +71,10 @@ class OrchestrationConfig(LabConfig):
     share_cache: bool = setting(True, "all policies share the completion cache (the first round is generated once, "
                                       "so wall times are not comparable); false: one cache per policy under "
                                       "out_dir/cache")
+    questions_per_unit: int = setting(10, "questions per unit of work (one run file each, runs/<model>__<policy>/"
+                                          "q<first>-q<last>.jsonl): the grain a pool of workers shares out; 0 = one "
+                                          "unit per model and policy (runs/<model>__<policy>.jsonl, the layout before "
+                                          "0.2). It changes no answer")
     backend: InitVar[Any] = None  # the old name of ``llm``: accepted with a FutureWarning; removed in 0.3
 
     def __post_init__(self, backend: Any = None):
@@ -87,6 +92,9 @@ class OrchestrationConfig(LabConfig):
             v = getattr(self, name)
             if v is not None and (not isinstance(v, int) or isinstance(v, bool) or v < 1):
                 raise ValueError(f"{name} must be a positive integer or None, got {v!r}")
+        q = self.questions_per_unit
+        if not isinstance(q, int) or isinstance(q, bool) or q < 0:
+            raise ValueError(f"questions_per_unit must be an integer >= 0 (0 = one unit per model and policy), got {q!r}")
         if self.entropy_threshold is not None and self.raw_entropy_threshold is not None:
             raise ValueError("give entropy_threshold (normalised H/ln n) or raw_entropy_threshold (nats), not both")
         if not isinstance(self.grading, Mapping) or "method" not in self.grading:

@@ -5,11 +5,16 @@ shipped QA set, or a subset) with the configured model, and an Ollama model when
 - ``prepare``: the items (with ``calibrate``: split into dev and reported questions), the shared judge, the
   metrics, the grader, and one backend per model (an Ollama server is checked first, so a missing one is an
   error before anything runs); no model is asked yet;
-- ``units``: one per (model, policy), journalled to ``out_dir/runs/<model>__<policy>.jsonl``;
-- ``run_unit``: :func:`~.run.run_benchmark` of that policy's coordinator (resumes the run file); with
-  ``calibrate``, a gated policy first gets its model's thresholds from the dev questions' first round
-  (journalled once to ``out_dir/calibration/<model>.jsonl``, so any unit order gives the same thresholds);
-- ``collect``: an :class:`~.result.OrchestrationResult` (``summary.md``, ``results.json``, ``figure.png``).
+- ``units``: one per (model, policy, chunk of ``questions_per_unit`` questions), journalled to
+  ``out_dir/runs/<model>__<policy>/q<first>-q<last>.jsonl`` (``questions_per_unit = 0``: one per (model, policy),
+  ``out_dir/runs/<model>__<policy>.jsonl``, the layout before 0.2); every question is seeded by its own text, so
+  the chunking changes no answer; with ``calibrate``, the dev questions' chunks too (``out_dir/calibration/
+  <model>/…``), a stage before the gated policies, which read them;
+- ``run_unit``: :func:`~.run.run_benchmark` of that policy's coordinator over the chunk (resumes the run file);
+  with ``calibrate``, a gated policy first gets its model's thresholds from the dev questions' first round
+  (journalled once, so any unit order gives the same thresholds);
+- ``collect``: the chunks of each (model, policy) joined into one run, and an :class:`~.result.OrchestrationResult`
+  (``summary.md``, ``results.json``, ``figure.png``).
 
 The first round is the same in every policy (same seed, prompt and worker), so the AUROCs read the
 first-round signals against the first-round answers. ``uncertainty-lab orchestrate run --config FILE`` runs it
@@ -32,15 +37,18 @@ from ..lab import Experiment, Unit
 from .calibration import Calibration, calibrate, split_dev
 from .config import ExperimentConfig, OrchestrationConfig, load_config, select_items  # noqa: F401 (old name)
 from .coordinator import DEFAULT_METRICS, Coordinator
-from .errors import OrchestrationResumeError
 from .grading import QAGrader
+from .errors import OrchestrationResumeError
 from .policy import Policy, get_policy
 from .record import OrchestrationRun
 from .result import ExperimentResult, OrchestrationResult  # noqa: F401 (old name, importable here)
 from .run import run_benchmark
 from .workers import default_workers
 
-__all__ = ["EXPERIMENT", "OrchestrationExperiment", "load_config", "run_experiment", "select_items"]
+__all__ = ["CALIBRATION", "EXPERIMENT", "OrchestrationExperiment", "load_config", "run_experiment", "select_items"]
+
+#: the first part of a calibration unit's key: (CALIBRATION, model, chunk)
+CALIBRATION = "calibration"
 
 
 @dataclass
@@ -63,6 +71,32 @@ class Context:
 
 def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("_") or "model"
+
+
+def _chunks(folder: Path, stem: str, n: int, size: int) -> list[tuple[int, int, Path]]:
+    """``(first, end, run file)`` of each chunk of ``size`` of ``n`` questions: ``folder/stem/q<first>-q<last>.jsonl``
+    (``size`` 0: one chunk, ``folder/stem.jsonl``)."""
+    if size <= 0 or n == 0:
+        return [(0, n, folder / f"{stem}.jsonl")]
+    return [(lo, min(lo + size, n), folder / stem / f"q{lo:04d}-q{min(lo + size, n) - 1:04d}.jsonl")
+            for lo in range(0, n, size)]
+
+
+def _refuse_old_layout(config: OrchestrationConfig, context: Context) -> None:
+    """A run file of the layout before 0.2 (one per model and policy) in ``out_dir`` while chunking: an error with
+    the ways out, rather than a second run beside it."""
+    if config.questions_per_unit == 0 or config.overwrite:
+        return
+    out = Path(config.out_dir)
+    old = [out / "runs" / f"{_slug(label)}__{_slug(p.name)}.jsonl" for label in context.backends
+           for p in context.policies] + [out / "calibration" / f"{_slug(label)}.jsonl" for label in context.backends]
+    found = [p for p in old if p.is_file() and p.stat().st_size > 0]
+    if found:
+        raise OrchestrationResumeError(
+            f"{found[0]} is a run file of the layout before 0.2 (one per model and policy); this version writes one "
+            f"per {config.questions_per_unit} questions under runs/<model>__<policy>/. Set questions_per_unit = 0 "
+            "to resume it in its own layout, or choose another out_dir, or set overwrite = true (the completion "
+            "cache replays every answer already generated)")
 
 
 def _backend(spec: Any, cache_path: Path | None) -> Any:
@@ -101,6 +135,9 @@ class OrchestrationExperiment(Experiment):
         ``config.llm``). An Ollama model's server is checked here, before any run starts."""
         from ..llm import get_llm
 
+        if not config.share_cache and config.executor != "serial":
+            raise ValueError("share_cache = false keeps one completion cache per policy under out_dir/cache, which "
+                             "worker processes cannot share; use executor = 'serial' for it")
         policies = config.policy_objects()
         items, dev = select_items(config), []
         if config.calibration is not None:
@@ -121,11 +158,27 @@ class OrchestrationExperiment(Experiment):
         return Context(items, judge, metrics, grader, policies, by_label, backends, dev)
 
     def units(self, config: OrchestrationConfig, context: Context) -> list[Unit]:
-        """One unit per (model, policy), its run file ``runs/<model>__<policy>.jsonl`` under ``out_dir``."""
-        runs = Path(config.out_dir) / "runs"
-        return [Unit((label, p.name), f"{label} [{p.name}]", runs / f"{_slug(label)}__{_slug(p.name)}.jsonl",
-                     {"model": label, "policy": p})
-                for label in context.backends for p in context.policies]
+        """With ``calibrate``, the dev questions' chunks per model (stage 0); then one unit per (model, policy,
+        chunk), a gated one calibrated in stage 1 after the dev chunks it reads (``needs``)."""
+        _refuse_old_layout(config, context)
+        out, size = Path(config.out_dir), config.questions_per_unit
+        units = []
+        for label in context.backends:
+            if config.calibration is not None:
+                units += [Unit((CALIBRATION, label, c), f"{label} [calibration dev {lo + 1}-{hi}]", path,
+                               {"model": label, "policy": None, "range": (lo, hi), "stage": 0})
+                          for c, (lo, hi, path) in enumerate(_chunks(out / "calibration", _slug(label),
+                                                                     len(context.dev), size))]
+        for label in context.backends:
+            needs = [u.path for u in units if u.spec["model"] == label]
+            for p in context.policies:
+                stem = f"{_slug(label)}__{_slug(p.name)}"
+                for c, (lo, hi, path) in enumerate(_chunks(out / "runs", stem, len(context.items), size)):
+                    gated = bool(needs) and bool(p.metrics)
+                    units.append(Unit((label, p.name, c), f"{label} [{p.name}]" + (f" {lo + 1}-{hi}" if size else ""),
+                                      path, {"model": label, "policy": p, "range": (lo, hi), "stage": int(gated),
+                                             "needs": needs if gated else []}))
+        return units
 
     def _coordinator(self, config: OrchestrationConfig, context: Context, label: str, policy: Policy) -> Coordinator:
         backend = context.backends[label]
@@ -135,35 +188,54 @@ class OrchestrationExperiment(Experiment):
         workers = default_workers(backend, temperature=config.temperature, max_tokens=config.max_tokens)
         return Coordinator(workers, policy, context.metrics, config.n_samples, context.judge, seed=config.seed)
 
+    def _dev_run(self, config: OrchestrationConfig, context: Context, label: str, lo: int, hi: int,
+                 path: Path) -> OrchestrationRun:
+        """Dev questions ``lo:hi`` of model ``label`` under policy ``none`` (a calibration chunk)."""
+        coordinator = self._coordinator(config, context, label, get_policy("none"))
+        return run_benchmark(coordinator, context.dev[lo:hi], path, grader=context.grader, progress=config.progress,
+                             resume=not config.overwrite, desc=f"{label} [calibration dev]", offset=lo)
+
     def calibration(self, label: str, config: OrchestrationConfig, context: Context) -> Calibration | None:
         """Model ``label``'s thresholds from its dev questions' first round (asked once under policy ``none``,
-        journalled to ``out_dir/calibration/<model>.jsonl``; a rerun reads the file). None without ``calibrate``."""
+        journalled under ``out_dir/calibration/``; a rerun reads the files). None without ``calibrate``."""
         if config.calibration is None:
             return None
         if label not in context.calibrations:
-            path = Path(config.out_dir) / "calibration" / f"{_slug(label)}.jsonl"
-            coordinator = self._coordinator(config, context, label, get_policy("none"))
-            run = run_benchmark(coordinator, context.dev, path, grader=context.grader, progress=config.progress,
-                                resume=not config.overwrite, desc=f"{label} [calibration dev]")
+            size, folder = config.questions_per_unit, Path(config.out_dir) / "calibration"
+            runs = [self._dev_run(config, context, label, lo, hi, path)
+                    for lo, hi, path in _chunks(folder, _slug(label), len(context.dev), size)]
+            run = OrchestrationRun.joined(runs, folder / _slug(label) if size else None)
             context.dev_runs[label] = run
             context.calibrations[label] = calibrate([t.first_signals for t in run.traces], run.ids,
                                                     config.calibration)
         return context.calibrations[label]
 
     def run_unit(self, unit: Unit, config: OrchestrationConfig, context: Context) -> OrchestrationRun:
-        """The unit's policy (with ``calibrate``: at its model's calibrated thresholds) over every reported item,
-        streamed to (and resumed from) its run file."""
+        """The unit's policy (with ``calibrate``: at its model's calibrated thresholds) over its chunk of the
+        reported items — or a chunk of the dev questions — streamed to (and resumed from) its run file."""
         label, policy = unit.spec["model"], unit.spec["policy"]
+        lo, hi = unit.spec["range"]
+        if policy is None:
+            return self._dev_run(config, context, label, lo, hi, unit.path)
         cal = self.calibration(label, config, context) if policy.metrics else None
         if cal is not None:
             policy = cal.apply(policy)
         coordinator = self._coordinator(config, context, label, policy)
-        return run_benchmark(coordinator, context.items, unit.path, grader=context.grader, progress=config.progress,
-                             resume=not config.overwrite, desc=unit.label)
+        return run_benchmark(coordinator, context.items[lo:hi], unit.path, grader=context.grader,
+                             progress=config.progress, resume=not config.overwrite, desc=unit.label, offset=lo)
 
     def collect(self, config: OrchestrationConfig, context: Context,
                 records: dict[tuple, OrchestrationRun]) -> OrchestrationResult:
-        """The result, with the pair-judgement cache hits and misses summed over every run."""
+        """Each (model, policy)'s chunks joined into one run, and the result, with the pair-judgement cache hits
+        and misses summed over every run."""
+        chunks: dict[tuple[str, str], list[OrchestrationRun]] = {}
+        for key, run in records.items():
+            if key[0] != CALIBRATION:
+                chunks.setdefault(key[:2], []).append(run)
+        runs = Path(config.out_dir) / "runs"
+        records = {(m, p): OrchestrationRun.joined(parts, runs / f"{_slug(m)}__{_slug(p)}"
+                                                   if config.questions_per_unit else None)
+                   for (m, p), parts in chunks.items()}
         hits = sum(r.judge_cache()["hits"] for r in records.values())
         misses = sum(r.judge_cache()["misses"] for r in records.values())
         cache = {"hits": hits, "misses": misses, "hit_rate": hits / (hits + misses) if hits + misses else math.nan}

@@ -73,6 +73,17 @@ class OrchestrationRun:
         done = journal.end is not None and len(records) == len(journal.config.get("items", []))
         return cls(journal.config, records, done, journal.path)
 
+    @classmethod
+    def joined(cls, runs: list[OrchestrationRun], path: str | os.PathLike | None = None) -> OrchestrationRun:
+        """One run of the runs of consecutive chunks of a question list (in order): the first chunk's config with
+        every chunk's items, the records one after another, complete when every chunk is; ``path`` the folder
+        of the chunk files (None: a single run comes back as it is)."""
+        if len(runs) == 1 and path is None:
+            return runs[0]
+        config = dict(runs[0].config, items=[i for r in runs for i in r.config.get("items", [])])
+        return cls(config, [rec for r in runs for rec in r.records], all(r.complete for r in runs),
+                   None if path is None else Path(path))
+
     def __len__(self) -> int:
         return len(self.records)
 

@@ -76,12 +76,14 @@ def _ask(coordinator: Any, index: int, item: dict[str, Any], grader: Any) -> Que
 
 def run_benchmark(coordinator: Any, items: Iterable[Any], out: str | os.PathLike | None = None, *,
                   grader: Any = "default", resume: bool = True, progress: bool = True,
-                  extra_config: Mapping[str, Any] | None = None, desc: str | None = None) -> OrchestrationRun:
+                  extra_config: Mapping[str, Any] | None = None, desc: str | None = None,
+                  offset: int = 0) -> OrchestrationRun:
     """Run every item (see :func:`as_items`) through ``coordinator`` (a :class:`~.coordinator.Coordinator`),
     streaming one record per question to ``out`` (a run file; None = in memory). An existing ``out`` with the
     same configuration is resumed (the questions already there are kept); another configuration raises
     :class:`OrchestrationResumeError`; ``resume=False`` overwrites. ``grader`` (see :func:`resolve_grader`)
-    grades the final and the first-round answers; ``extra_config`` joins the header's configuration."""
+    grades the final and the first-round answers; ``extra_config`` joins the header's configuration; ``offset`` is
+    the first item's position in a longer list this run is a chunk of (each record's ``index`` counts from it)."""
     from tqdm.auto import tqdm
 
     items = as_items(items)
@@ -101,7 +103,7 @@ def run_benchmark(coordinator: Any, items: Iterable[Any], out: str | os.PathLike
         bar = tqdm(total=len(items), initial=len(records), desc=desc or f"orchestrate [{coordinator.policy.name}]",
                    disable=not progress, leave=False)
         for index in range(len(records), len(items)):
-            rec = _ask(coordinator, index, items[index], grader)
+            rec = _ask(coordinator, offset + index, items[index], grader)
             records.append(rec)
             writer.write(rec.to_dict())
             bar.update(1)
