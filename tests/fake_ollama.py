@@ -22,6 +22,10 @@ Every request is recorded (``server.requests``, ``server.count("/api/chat")``) s
 whether a call reached the server at all. ``delay`` seconds are slept before answering (on every
 path, or only on ``delay_paths``) to test client timeouts.
 
+Two knobs make it the shape of a remote GPU server for the scale-out tests and ``benchmarks/scaling.py``:
+``reply`` (a text, or a function of the chat body) answers ``/api/chat`` without running the model, so only
+``delay`` costs time; ``die_after`` = N answers N chats and then hangs up on every request (a server that died).
+
 Use it as a context manager::
 
     with FakeOllama(models=["smollm2:135m"]) as server:
@@ -111,7 +115,7 @@ class FakeOllama:
     def __init__(self, models: list[str] | tuple[str, ...] = ("smollm2:135m",), *,
                  version: str = DEFAULT_VERSION, delay: float = 0.0,
                  delay_paths: tuple[str, ...] | None = None, logprobs_supported: bool | None = None,
-                 n_ctx: int = 4096, n_threads: int | None = None):
+                 n_ctx: int = 4096, n_threads: int | None = None, reply: Any = None, die_after: int | None = None):
         self.models = list(models)
         self.version = version
         self.delay = delay
@@ -119,6 +123,9 @@ class FakeOllama:
         self.logprobs_supported = logprobs_supported
         self.n_ctx = n_ctx
         self.n_threads = n_threads  # None: the embedded backend's default, so both share one loaded model
+        self.reply = reply  # a text or a function of the /api/chat body: answer without the model
+        self.die_after = die_after  # after this many chats, hang up on every request
+        self.chats = 0
         self.requests: list[RecordedRequest] = []
         self.errors: list[BaseException] = []
         self._lock = threading.Lock()
@@ -220,6 +227,19 @@ class FakeOllama:
             request.update(logprobs=True, top_logprobs=int(body.get("top_logprobs") or 0))
         return request
 
+    def dead(self, path: str) -> bool:
+        """Whether the server has died (``die_after`` chats answered); counts this chat when it has not."""
+        with self._lock:
+            if self.die_after is not None and self.chats >= self.die_after:
+                return True
+            if path == "/api/chat":
+                self.chats += 1
+            return False
+
+    def canned(self, body: dict[str, Any]) -> str:
+        """The ``reply`` text for a chat body."""
+        return self.reply(body) if callable(self.reply) else str(self.reply)
+
     def generate(self, request: dict[str, Any]) -> dict[str, Any]:
         server, lock, slot = self._engine()
         with lock:
@@ -291,6 +311,9 @@ class _Handler(BaseHTTPRequestHandler):
         body = self._body() if method == "POST" else None
         path = self.path.split("?", 1)[0]
         fake.record(method, path, body)
+        if fake.dead(path):
+            self.close_connection = True  # hang up without a word, like a crashed server
+            return
         if fake.delay > 0 and (fake.delay_paths is None or path in fake.delay_paths):
             if fake._stopped.wait(fake.delay):
                 self.close_connection = True
@@ -364,6 +387,11 @@ class _Handler(BaseHTTPRequestHandler):
             return
         if not fake.has_model(model):
             self._send_json(404, {"error": f'model "{model}" not found, try pulling it first'})
+            return
+        if fake.reply is not None:
+            self._send_json(200, {"model": model, "created_at": _now(), "done": True, "done_reason": "stop",
+                                  "message": {"role": "assistant", "content": fake.canned(body)},
+                                  **self._stats({}, time.perf_counter_ns())})
             return
         request = fake.chat_request(body)
         want_logprobs = bool(request.get("logprobs"))

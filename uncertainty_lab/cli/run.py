@@ -81,20 +81,27 @@ def check_plan(experiment, config) -> str:
     if len(shown) < len(units):
         started = sum(1 for u in units if u.path is not None and Path(u.path).exists())
         lines.append(f"  ... and {len(units) - len(shown)} more ({started} of all {len(units)} run files exist)")
+    where = getattr(config, "executor", "serial")
+    if where != "serial":
+        where += f" on {config.scheduler}" if getattr(config, "scheduler", None) else \
+            f" with {config.workers or 'one per CPU core'} workers"
+    lines.append(f"executor: {where}")
     lines.append(f"outputs in {Path(config.out_dir).resolve()}; nothing was run (drop --check to run)")
     return "\n".join(lines)
 
 
 def run_experiment_command(args) -> int:
-    """``<lab> run``: load ``args.config`` (or the defaults) with the lab's config class, apply ``--out-dir`` and
-    ``--no-progress`` (then one line per finished unit instead of bars), and run it (``--check``: print the plan
-    only). Prints the report and every file written. A bad config or an unavailable model is one ``error:`` line
-    on stderr: exit 2 for a plugin error (see :data:`PLUGIN_ERRORS`), else 1; Ctrl-C says how to resume (130)."""
+    """``<lab> run``: load ``args.config`` (or the defaults) with the lab's config class, apply ``--out-dir``,
+    ``--no-progress`` (then one line per finished unit instead of bars), ``--executor``, ``--workers`` and
+    ``--scheduler``, and run it (``--check``: print the plan only). Prints the report and every file written. A bad
+    config or an unavailable model is one ``error:`` line on stderr: exit 2 for a plugin error (see :data:`PLUGIN_ERRORS`), else 1; Ctrl-C says how to resume (130)."""
     from ..llm import LLMError
 
     experiment = _experiment(args.command)
-    overrides = {k: v for k, v in (("out_dir", args.out_dir), ("progress", False if args.no_progress else None))
-                 if v is not None}
+    given = (("out_dir", args.out_dir), ("progress", False if args.no_progress else None),
+             ("executor", args.executor or ("dask" if args.scheduler else None)), ("workers", args.workers),
+             ("scheduler", args.scheduler))
+    overrides = {k: v for k, v in given if v is not None}
     try:
         config = experiment.config_class.coerce(args.config, overrides)
         if args.check:
@@ -130,6 +137,12 @@ def add_parser(sub, name: str, help: str, epilog: bool) -> None:
                      help="a .json or .toml file of settings (default: every setting at its default)")
     run.add_argument("--out-dir", default=None, help="write here instead of the config's out_dir")
     run.add_argument("--no-progress", action="store_true", help="no progress bars: one line per finished unit")
+    run.add_argument("--executor", choices=("serial", "processes", "dask"), default=None,
+                     help="where the units run (default: the config's executor, else serial); the results are the same")
+    run.add_argument("--workers", type=int, default=None, metavar="N",
+                     help="worker processes for --executor processes, or of the dask LocalCluster")
+    run.add_argument("--scheduler", default=None, metavar="ADDRESS",
+                     help="a running dask scheduler, e.g. tcp://host:8786 (implies --executor dask)")
     run.add_argument("--check", action="store_true",
                      help="validate the config, build what the units share and print the plan; run nothing")
     p.set_defaults(func=run_experiment_command)

@@ -13,7 +13,6 @@ from __future__ import annotations
 import atexit
 import os
 import shutil
-import sqlite3
 import tempfile
 import uuid
 import warnings

@@ -37,8 +37,8 @@ from ..lab import Experiment, Unit
 from .calibration import Calibration, calibrate, split_dev
 from .config import ExperimentConfig, OrchestrationConfig, load_config, select_items  # noqa: F401 (old name)
 from .coordinator import DEFAULT_METRICS, Coordinator
-from .grading import QAGrader
 from .errors import OrchestrationResumeError
+from .grading import QAGrader
 from .policy import Policy, get_policy
 from .record import OrchestrationRun
 from .result import ExperimentResult, OrchestrationResult  # noqa: F401 (old name, importable here)

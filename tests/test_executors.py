@@ -1,0 +1,157 @@
+"""The executor seam (:mod:`uncertainty_lab.executors`) with local worker processes: the settings, the same records
+and journals as a serial run, the completion cache owned by the main process, a worker that dies mid-run, a sweep
+interrupted in one executor and finished in another, and orchestration's chunks of questions."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from test_executors_fakes import EchoLLM, KillOnce, Refusing
+
+from uncertainty_lab.cascade.experiment import run_experiment as run_cascade
+from uncertainty_lab.executors.remote import stages, write_atomic
+from uncertainty_lab.orchestration import OrchestrationResumeError
+from uncertainty_lab.orchestration.experiment import run_experiment as run_orchestration
+from uncertainty_lab.search.config import SearchConfig
+from uncertainty_lab.search.experiment import run_experiment as run_search
+
+SEARCH = {"llm": "oracle", "limit": 3, "beliefs": ["implicit", "predicate"], "gate_sets": [["fixed_budget"]],
+          "max_steps": 3, "progress": False, "figure": False}
+ORCH = {"ids": ["factual-001", "factual-002", "ambiguous-001"], "policies": ["none", "both"], "judge": "exact",
+        "n_samples": 3, "max_tokens": 8, "max_rounds": 2, "questions_per_unit": 2, "progress": False, "figure": False,
+        "metrics": {"entropy": "discrete_semantic_entropy", "density": "num_semantic_sets"}}
+#: what differs between two runs of the same config whoever runs them: timings and cache counts
+VOLATILE = {"wall_time_s", "judge_hits", "judge_misses", "cached_calls", "cached", "judge_cache",
+            "generated_per_question", "wall_s_per_question"}
+
+
+def journals(folder: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*.jsonl"))}
+
+
+def without(value, keys=VOLATILE):
+    """A JSON value without the keys that legitimately differ between runs (timings, cache counts)."""
+    if isinstance(value, dict):
+        return {k: without(v, keys) for k, v in value.items() if k not in keys}
+    if isinstance(value, list):
+        return [without(v, keys) for v in value]
+    return value
+
+
+def stable_journals(folder: Path) -> dict[str, list]:
+    return {name: [without(json.loads(line)) for line in data.splitlines()] for name, data in journals(folder).items()}
+
+
+def result_dict(result) -> dict:
+    d = json.loads(json.dumps(result.to_dict(), default=str))
+    d["config"] = {k: v for k, v in d["config"].items() if k not in type(result.config).run_only}
+    return without(json.loads(json.dumps(d).replace(str(result.config.out_dir), "OUT")))
+
+
+# --- settings ---------------------------------------------------------------------------------------------
+
+
+def test_executor_settings_are_checked_and_left_out_of_the_fingerprint(tmp_path):
+    base = SearchConfig.from_mapping(SEARCH)
+    for changes in ({"executor": "dask", "workers": 8}, {"executor": "processes"},
+                    {"llm_hosts": ["http://a:11434"]}):
+        assert SearchConfig.from_mapping({**SEARCH, **changes}).fingerprint() == base.fingerprint()
+    with pytest.raises(ValueError, match="did you mean 'processes'"):
+        run_search({**SEARCH, "executor": "process", "out_dir": str(tmp_path)})
+    with pytest.raises(ValueError, match="workers must be a positive integer"):
+        run_search({**SEARCH, "executor": "processes", "workers": 0, "out_dir": str(tmp_path)})
+    with pytest.raises(ValueError, match="set executor = 'dask' too"):
+        run_search({**SEARCH, "scheduler": "tcp://127.0.0.1:8786", "out_dir": str(tmp_path)})
+    assert not list(tmp_path.iterdir())  # refused before anything ran
+
+
+def test_a_remote_executor_refuses_objects_passed_in_and_unpicklable_configs(tmp_path):
+    with pytest.raises(ValueError, match=r"cannot use the objects passed in \(llm=\)"):
+        run_cascade({"steps": 2, "executor": "processes", "out_dir": str(tmp_path)}, llm=EchoLLM())
+    unpicklable = EchoLLM()
+    unpicklable.hook = lambda: None  # a lambda cannot be pickled
+    with pytest.raises(ValueError, match="give llm as a spec string"):
+        run_orchestration({**ORCH, "llm": unpicklable, "executor": "processes", "out_dir": str(tmp_path)})
+    with pytest.raises(ValueError, match="share_cache = false"):
+        run_orchestration({**ORCH, "llm": EchoLLM(), "share_cache": False, "executor": "processes",
+                           "out_dir": str(tmp_path)})
+
+
+def test_stages_and_atomic_writes(tmp_path):
+    from uncertainty_lab.lab import Unit
+
+    units = [Unit(("a",), "a", spec={"stage": 1}), Unit(("b",), "b"), Unit(("c",), "c", spec={"stage": 1})]
+    assert [[u.key for u in s] for s in stages(units)] == [[("b",)], [("a",), ("c",)]]
+    target = tmp_path / "x" / "run.jsonl"
+    write_atomic(target, b"one\n")
+    write_atomic(target, b"two\n")
+    assert target.read_bytes() == b"two\n" and [p.name for p in target.parent.iterdir()] == ["run.jsonl"]
+
+
+# --- processes ------------------------------------------------------------------------------------------
+
+
+def test_processes_give_the_serial_records_journals_and_cache(tmp_path):
+    serial = run_search({**SEARCH, "out_dir": str(tmp_path / "serial")})
+    pooled = run_search({**SEARCH, "out_dir": str(tmp_path / "pooled"), "executor": "processes", "workers": 2})
+    assert journals(tmp_path / "serial") == journals(tmp_path / "pooled") and len(journals(tmp_path / "pooled")) == 6
+    assert result_dict(serial) == result_dict(pooled)
+    assert serial.report().replace(str(tmp_path / "serial"), "") == pooled.report().replace(str(tmp_path / "pooled"), "")
+
+    # a model's answers: generated in the workers, cached by the main process, so a serial rerun elsewhere asks nothing
+    before = EchoLLM.generated
+    first = run_orchestration({**ORCH, "llm": EchoLLM(), "executor": "processes", "workers": 2,
+                               "out_dir": str(tmp_path / "orch")})
+    assert EchoLLM.generated == before  # the main process generated nothing: it only read finished journals
+    replayed = run_orchestration({**ORCH, "llm": Refusing(), "out_dir": str(tmp_path / "replay")})
+    assert result_dict(first) == result_dict(replayed)
+    assert stable_journals(tmp_path / "orch") == stable_journals(tmp_path / "replay")
+
+
+def test_a_worker_that_dies_mid_run_loses_and_duplicates_nothing(tmp_path):
+    config = {**ORCH, "questions_per_unit": 1}
+    marker = tmp_path / "killed"
+    pooled = run_orchestration({**config, "llm": KillOnce(marker=str(marker)), "executor": "processes", "workers": 2,
+                                "out_dir": str(tmp_path / "pooled")})
+    assert marker.is_file()  # a worker died on its first model call
+    serial = run_orchestration({**config, "llm": EchoLLM(), "out_dir": str(tmp_path / "serial")})
+    assert result_dict(pooled) == result_dict(serial)
+    files = stable_journals(tmp_path / "pooled")
+    assert files == stable_journals(tmp_path / "serial") and len(files) == 6  # 3 questions x 2 policies
+    for lines in files.values():  # header, one question, end: nothing written twice
+        assert [r["type"] for r in lines] == ["header", "question", "end"]
+
+
+def test_a_sweep_interrupted_in_one_executor_resumes_in_another(tmp_path):
+    whole = run_search({**SEARCH, "out_dir": str(tmp_path / "whole")})
+
+    def stop_after_two(done, total, label, seconds):
+        if done == 2:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        run_search({**SEARCH, "out_dir": str(tmp_path / "half")}, log=stop_after_two)
+    done = sorted((tmp_path / "half").rglob("*.jsonl"))
+    assert len(done) == 2
+    cut = done[1].read_bytes().splitlines(keepends=True)
+    done[1].write_bytes(b"".join(cut[:2]) + cut[2][:7])  # half an episode, its last line cut short
+    finished = run_search({**SEARCH, "out_dir": str(tmp_path / "half"), "executor": "processes", "workers": 2})
+    assert journals(tmp_path / "half") == journals(tmp_path / "whole")
+    assert result_dict(finished) == result_dict(whole)
+
+
+# --- orchestration's chunks -------------------------------------------------------------------------------
+
+
+def test_chunking_changes_no_answer_and_an_old_layout_is_refused_with_the_way_out(tmp_path):
+    one = run_orchestration({**ORCH, "llm": EchoLLM(), "questions_per_unit": 0, "out_dir": str(tmp_path / "one")})
+    assert sorted(journals(tmp_path / "one")) == ["runs/echo_echo-1__both.jsonl", "runs/echo_echo-1__none.jsonl"]
+    chunked = run_orchestration({**ORCH, "llm": EchoLLM(), "out_dir": str(tmp_path / "chunked")})
+    assert sorted(journals(tmp_path / "chunked")) == [f"runs/echo_echo-1__{p}/{part}.jsonl" for p in ("both", "none")
+                                                      for part in ("q0000-q0001", "q0002-q0002")]
+    assert [r.index for r in chunked.runs[("echo:echo-1", "both")].records] == [0, 1, 2]
+    assert result_dict(one) == result_dict(chunked) | {"runs": result_dict(one)["runs"]}
+    with pytest.raises(OrchestrationResumeError, match="questions_per_unit = 0 to resume it"):
+        run_orchestration({**ORCH, "llm": EchoLLM(), "out_dir": str(tmp_path / "one")})
