@@ -389,9 +389,13 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_json(404, {"error": f'model "{model}" not found, try pulling it first'})
             return
         if fake.reply is not None:
-            self._send_json(200, {"model": model, "created_at": _now(), "done": True, "done_reason": "stop",
-                                  "message": {"role": "assistant", "content": fake.canned(body)},
-                                  **self._stats({}, time.perf_counter_ns())})
+            text = fake.canned(body)
+            out = {"model": model, "created_at": _now(), "done": True, "done_reason": "stop",
+                   "message": {"role": "assistant", "content": text}, **self._stats({}, time.perf_counter_ns())}
+            if body.get("logprobs") and fake.honours_logprobs():  # one token a word, each with probability 1/2
+                out["logprobs"] = [{"token": w, "logprob": -0.6931, "bytes": None, "top_logprobs": []}
+                                   for w in text.split()]
+            self._send_json(200, out)
             return
         request = fake.chat_request(body)
         want_logprobs = bool(request.get("logprobs"))
