@@ -108,5 +108,7 @@ def test_the_pool_serves_worker_processes_too(servers, tmp_path):
     with FakeOllama(models=[MODEL], reply=reply) as alone:
         single = run_search({**SEARCH, "llm_hosts": [alone.url], "out_dir": str(tmp_path / "single")})
     assert journals(tmp_path / "pool") == journals(tmp_path / "single")
+    assert {k: v for k, v in result_dict(pooled).items() if k != "hosts"} == \
+        {k: v for k, v in result_dict(single).items() if k != "hosts"}
     served = pooled.to_dict()["hosts"]["served_by"]
     assert list(served.values()).count(a.url) >= 3 and b.chats == 1  # b answered once, then died
