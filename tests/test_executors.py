@@ -79,6 +79,21 @@ def test_a_remote_executor_refuses_objects_passed_in_and_unpicklable_configs(tmp
                            "out_dir": str(tmp_path)})
 
 
+def test_the_command_line_sets_the_executor(tmp_path, capsys):
+    from uncertainty_lab.cli import main
+
+    cfg = tmp_path / "search.toml"
+    cfg.write_text(f'llm = "oracle"\nlimit = 1\nout_dir = "{tmp_path / "out"}"\n', encoding="utf-8")
+    assert main(["search", "run", "--config", str(cfg), "--check", "--executor", "processes", "--workers", "3"]) == 0
+    assert "executor: processes with 3 workers" in capsys.readouterr().out
+    assert main(["search", "run", "--config", str(cfg), "--check", "--scheduler", "tcp://head:8786"]) == 0
+    assert "executor: dask on tcp://head:8786" in capsys.readouterr().out  # a scheduler implies dask
+    cfg.write_text(cfg.read_text() + 'executor = "cluster"\n', encoding="utf-8")
+    assert main(["search", "run", "--config", str(cfg), "--check"]) == 1
+    assert "executor must be one of 'serial', 'processes', 'dask'" in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()
+
+
 def test_stages_and_atomic_writes(tmp_path):
     from uncertainty_lab.lab import Unit
 

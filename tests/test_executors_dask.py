@@ -24,7 +24,7 @@ def scheduler():
     import logging
 
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
-                                  silence_logs=logging.ERROR) as cluster:
+                                  silence_logs=logging.CRITICAL) as cluster:
         yield cluster.scheduler_address
 
 

@@ -9,6 +9,7 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 import difflib
 import math
 import types
@@ -70,12 +71,19 @@ class Parameter:
         return value
 
 
+@functools.lru_cache(maxsize=512)
+def _type_hints(cls: type) -> dict[str, Any]:
+    """``typing.get_type_hints(cls)``, evaluated once per class (it compiles every string annotation, and a plugin's
+    parameters are read every time the registry builds one)."""
+    return typing.get_type_hints(cls)
+
+
 def _resolve_type(cls: type, f: dataclasses.Field) -> tuple[type, tuple | None]:
     """The value type of a field's annotation (``X | None`` -> X) and its ``Literal`` choices, if any."""
     annotation = f.type
     if isinstance(annotation, str):
         try:
-            annotation = typing.get_type_hints(cls)[f.name]
+            annotation = _type_hints(cls)[f.name]
         except Exception:  # an unresolvable annotation: fall back to the textual name
             annotation = _TYPES.get(annotation.split("|")[0].strip(), object)
     args = [a for a in typing.get_args(annotation) if a is not type(None)]

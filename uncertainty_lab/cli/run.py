@@ -67,8 +67,11 @@ def check_plan(experiment, config) -> str:
     and whether it will start or resume, and where the outputs go. Builds the shared context (so a missing model,
     data file or plugin is found now) but runs nothing."""
     defaults = type(config)()
+    from ..executors import check_settings
+
     changed = [f"  {f.name} = {getattr(config, f.name)!r}" for f in dataclasses.fields(config)
                if getattr(config, f.name) != getattr(defaults, f.name)]
+    check_settings(config)
     context = experiment.prepare(config)
     units = experiment.units(config, context)
     lines = ["config: " + ("all defaults" if not changed else "changed settings:"), *changed,

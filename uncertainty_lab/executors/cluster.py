@@ -53,7 +53,7 @@ class DaskExecutor:
                                  "a LocalCluster") from None
         else:
             self.cluster = distributed.LocalCluster(n_workers=self.workers, threads_per_worker=1, processes=True,
-                                                    dashboard_address=None, silence_logs=logging.ERROR)
+                                                    dashboard_address=None, silence_logs=logging.CRITICAL)
             self.client = distributed.Client(self.cluster)
         return self
 

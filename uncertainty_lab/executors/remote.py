@@ -38,15 +38,13 @@ def stages(units: Sequence[Any]) -> list[list[Any]]:
 
 
 def write_atomic(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` via a temporary file in the same folder and a rename: a reader (or a crash) sees
-    the old file or the new one, never half of one."""
+    """Write ``data`` to ``path`` via a temporary file in the same folder and a rename: a reader (or an interrupted
+    run) sees the old file or the new one, never half of one."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".partial", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

@@ -10,11 +10,14 @@ outside its own folders: the main process owns the journals and the cache.
 
 from __future__ import annotations
 
+import atexit
 import copy
 import dataclasses
 import os
+import shutil
 import socket
 import tempfile
+import threading
 import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
@@ -85,9 +88,33 @@ def _context(task: Task) -> Any:
     return _contexts[key]
 
 
+_scratch = threading.local()
+
+
+def _scratch_root() -> Path:
+    """This thread's folder for the units it runs, made once (making and removing folders per unit costs more
+    than a unit's bookkeeping on some filesystems); the files a unit wrote are removed after it."""
+    root = getattr(_scratch, "root", None)
+    if root is None:
+        root = _scratch.root = Path(tempfile.mkdtemp(prefix="ul-units-"))
+        atexit.register(shutil.rmtree, root, ignore_errors=True)
+    return root
+
+
 def _write(path: Path, data: bytes) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(data)
+
+
+def _run(task: Task, unit: Any, config: Any, context: Any) -> tuple[str | None, list[tuple[str, str]]]:
+    """The lab's ``run_unit``, served by the task's hosts when it has some: ``(host, hosts that failed)``."""
+    if not task.hosts:
+        task.experiment.run_unit(unit, config, context)
+        return None, []
+    from ..llm.pool import serve
+
+    _, served = serve(lambda: task.experiment.run_unit(unit, config, context), task.hosts)
+    return served.host, served.failed
 
 
 def run_task(task: Task, snapshot: str | os.PathLike | bytes | None = None) -> Outcome:
@@ -96,28 +123,21 @@ def run_task(task: Task, snapshot: str | os.PathLike | bytes | None = None) -> O
     start = time.perf_counter()
     mark = use_worker_cache(task.snapshot_id, snapshot)
     context = _context(task)
-    host, failed = None, []
-    with tempfile.TemporaryDirectory(prefix="ul-unit-") as folder:
-        root = Path(folder)
+    root = _scratch_root()
+    files = [root / rel for rel in task.needs] + [root / task.relpath]
+    try:
         for rel, data in task.needs.items():
             _write(root / rel, data)
         path = root / task.relpath
+        path.unlink(missing_ok=True)
         if task.journal is not None:
             _write(path, task.journal)
         config = copy.copy(task.config)
         config.out_dir = str(root)
-        unit = dataclasses.replace(task.unit, path=path)
-
-        def run() -> Any:
-            return task.experiment.run_unit(unit, config, context)
-
-        if task.hosts:
-            from ..llm.pool import serve
-
-            _, served = serve(run, task.hosts)
-            host, failed = served.host, served.failed
-        else:
-            run()
+        host, failed = _run(task, dataclasses.replace(task.unit, path=path), config, context)
         journal = path.read_bytes()
+    finally:
+        for file in files:
+            file.unlink(missing_ok=True)
     return Outcome(task.unit.key, journal, rows_after(mark), host, failed, time.perf_counter() - start,
                    f"{socket.gethostname()}:{os.getpid()}")
