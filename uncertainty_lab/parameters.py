@@ -9,8 +9,8 @@
 from __future__ import annotations
 
 import dataclasses
-import functools
 import difflib
+import functools
 import math
 import types
 import typing
