@@ -6,14 +6,14 @@
   (c) the embedded model (SmolLM2-135M in every worker process, one thread each: CPU-bound).
 
 Every case is the search lab with the heuristic policy, the implicit belief and one gate set, so a unit is one
-episode (one model call: the final answer). For each worker count: a fresh LocalCluster (one thread per worker), a
+episode (one model call: the final answer); the fake server runs in a process of its own, like a remote one. For each worker count: a fresh LocalCluster (one thread per worker), a
 warm-up run on other questions (each worker builds its context and, in (c), loads its model), then the timed run
 on the same questions every time, with a fresh completion cache (nothing is answered from an earlier run).
 Throughput = units / wall time of the timed run, including the main process's work (journals, cache, records);
 efficiency = throughput / (workers × throughput with 1 worker). The serial executor (in process) is the reference
 row.
 
-Run: ``python benchmarks/scaling.py [--cases a b c] [--workers 1 2 4 8] [--units 64 64 24] [--delay 0.5]``. Prints a
+Run: ``python benchmarks/scaling.py [--cases a b c] [--workers 1 2 4 8] [--units 64 64 16] [--delay 0.5]``. Prints a
 markdown table to paste into RESULTS.md.
 """
 
@@ -42,10 +42,12 @@ with FakeOllama(models=["fake:1"], reply="Answer: unknown", delay=float(sys.argv
     sys.stdin.read()  # until the benchmark closes our stdin
 """
 
+#: case -> (name, llm, step budget): the embedded model answers from the whole implicit state, so (c) takes 2 steps
+#: (a prompt of ≈ 300 tokens) to keep a unit to seconds on one core
 CASES = {
-    "a": ("model-free (oracle reader)", "oracle"),
-    "b": ("latency-bound (fake Ollama, {delay} s per chat)", "ollama:fake:1"),
-    "c": ("embedded model (SmolLM2-135M, 1 thread per worker)", "embedded"),
+    "a": ("model-free (oracle reader), 8 steps", "oracle", 8),
+    "b": ("latency-bound (fake Ollama, {delay} s per chat), 8 steps", "ollama:fake:1", 8),
+    "c": ("embedded model (SmolLM2-135M, 1 thread per worker), 2 steps", "embedded", 2),
 }
 
 
@@ -62,32 +64,33 @@ def fake_server(delay: float) -> Iterator[str]:
         proc.wait(timeout=30)
 
 
-def config(llm: str, ids: list[str], **run: object) -> dict:
+def config(llm: str, steps: int, ids: list[str], **run: object) -> dict:
     return {"llm": llm, "questions": ids, "beliefs": ["implicit"], "gate_sets": [["fixed_budget"]],
-            "max_steps": 8, "progress": False, "figure": False, "out_dir": tempfile.mkdtemp(prefix="ul-scaling-"), **run}
+            "max_steps": steps, "progress": False, "figure": False,
+            "out_dir": tempfile.mkdtemp(prefix="ul-scaling-"), **run}
 
 
-def timed_run(llm: str, ids: list[str], **run: object) -> float:
+def timed_run(llm: str, steps: int, ids: list[str], **run: object) -> float:
     """Seconds for one run of ``ids`` (a fresh completion cache, a fresh out_dir)."""
     from uncertainty_lab.search.experiment import run_experiment
 
     os.environ["UL_CACHE_DIR"] = tempfile.mkdtemp(prefix="ul-scaling-cache-")
     start = time.perf_counter()
-    run_experiment(config(llm, ids, **run), save=False)
+    run_experiment(config(llm, steps, ids, **run), save=False)
     return time.perf_counter() - start
 
 
-def measure(llm: str, timed: list[str], warm: list[str], workers: list[int]) -> list[tuple[str, float]]:
+def measure(llm: str, steps: int, timed: list[str], warm: list[str], workers: list[int]) -> list[tuple[str, float]]:
     """``(setting, seconds)`` for the serial executor and each worker count."""
     import distributed
 
-    out = [("serial (in process)", timed_run(llm, timed))]
+    out = [("serial (in process)", timed_run(llm, steps, timed))]
     for n in workers:
         with distributed.LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None,
                                       silence_logs=logging.CRITICAL) as cluster:
             on = {"executor": "dask", "scheduler": cluster.scheduler_address}
-            timed_run(llm, warm[: 2 * n], **on)
-            out.append((f"{n} worker{'s' * (n > 1)}", timed_run(llm, timed, **on)))
+            timed_run(llm, steps, warm[: 2 * n], **on)
+            out.append((f"{n} worker{'s' * (n > 1)}", timed_run(llm, steps, timed, **on)))
         print(f"  {llm}: {out[-1][0]}: {out[-1][1]:.1f} s", file=sys.stderr, flush=True)
     return out
 
@@ -107,7 +110,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cases", nargs="+", default=list(CASES), choices=list(CASES))
     parser.add_argument("--workers", nargs="+", type=int, default=[1, 2, 4, 8])
-    parser.add_argument("--units", nargs="+", type=int, default=[64, 64, 24], help="timed units per case (a b c)")
+    parser.add_argument("--units", nargs="+", type=int, default=[64, 64, 16], help="timed units per case (a b c)")
     parser.add_argument("--delay", type=float, default=0.5, help="seconds the fake Ollama server waits per chat")
     args = parser.parse_args()
     from uncertainty_lab.datasets.search import load_search_questions
@@ -120,9 +123,9 @@ def main() -> None:
     with fake_server(args.delay) as url:
         os.environ["OLLAMA_HOST"] = url  # workers started from here inherit it
         for case in args.cases:
-            name, llm = CASES[case]
+            name, llm, steps = CASES[case]
             n = units[case]
-            measured = measure(llm, ids[:n], ids[-2 * max(args.workers):], args.workers)
+            measured = measure(llm, steps, ids[:n], ids[-2 * max(args.workers):], args.workers)
             table += rows(f"({case}) {name.format(delay=args.delay)}", n, measured, args.workers)
     print(f"Machine: {header}; at the end load average {os.getloadavg()[0]:.1f}. Whole run "
           f"{time.perf_counter() - start:.0f} s.\n")

@@ -220,6 +220,7 @@ class FakeOllama:
             "top_p": float(opts.get("top_p", 0.9)),
             "max_tokens": num_predict if num_predict > 0 else DEFAULT_NUM_PREDICT,
             "seed": int(seed),
+            "cache_prompt": False,  # never reuse what an earlier request left in the shared slot (changes numerics)
         }
         if opts.get("stop"):
             request["stop"] = list(opts["stop"])

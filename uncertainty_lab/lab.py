@@ -216,7 +216,8 @@ class Experiment:
         Where the units run is the config's ``executor`` (``serial``, ``processes``, ``dask``; with ``workers``,
         ``scheduler``) and which Ollama servers serve them its ``llm_hosts`` (:mod:`uncertainty_lab.executors`):
         the records are the same whatever runs them. Units whose ``spec`` has a ``stage`` run after every unit of
-        a lower stage (default 0)."""
+        a lower stage (default 0); ``spec["needs"]`` lists the finished run files a unit reads (a worker gets them
+        with the unit)."""
         from .executors import Plan
 
         config = self.config_class.coerce(config, overrides)

@@ -38,10 +38,16 @@ class ProcessExecutor:
         self._pool = self._new_pool()
         return self
 
-    def __exit__(self, *exc: Any) -> None:
-        if self._pool is not None:
-            self._pool.shutdown(wait=True, cancel_futures=True)
-            self._pool = None
+    def __exit__(self, kind: Any, *exc: Any) -> None:
+        """Shut the pool down; after an error or Ctrl-C its workers are stopped at once rather than waited for (the
+        journals of the finished units are kept, a rerun resumes)."""
+        if self._pool is None:
+            return
+        if kind is not None:
+            for process in list((getattr(self._pool, "_processes", None) or {}).values()):
+                process.terminate()
+        self._pool.shutdown(wait=kind is None, cancel_futures=True)
+        self._pool = None
 
     def describe(self) -> str:
         return f"{self.workers} local worker process{'es' if self.workers != 1 else ''}"
