@@ -170,3 +170,16 @@ def test_chunking_changes_no_answer_and_an_old_layout_is_refused_with_the_way_ou
     assert result_dict(one) == result_dict(chunked) | {"runs": result_dict(one)["runs"]}
     with pytest.raises(OrchestrationResumeError, match="questions_per_unit = 0 to resume it"):
         run_orchestration({**ORCH, "llm": EchoLLM(), "out_dir": str(tmp_path / "one")})
+
+
+def test_ctrl_c_under_processes_keeps_the_finished_units_and_a_serial_rerun_finishes(tmp_path):
+    def stop_after_one(done, total, label, seconds):
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        run_search({**SEARCH, "out_dir": str(tmp_path / "run"), "executor": "processes", "workers": 2},
+                   log=stop_after_one)
+    assert len(journals(tmp_path / "run")) == 1  # the one finished unit, written whole
+    finished = run_search({**SEARCH, "out_dir": str(tmp_path / "run")})
+    whole = run_search({**SEARCH, "out_dir": str(tmp_path / "whole")})
+    assert journals(tmp_path / "run") == journals(tmp_path / "whole") and result_dict(finished) == result_dict(whole)
