@@ -28,11 +28,14 @@ from uncertainty_lab.semantic.verbalized import parse_confidence, read_confidenc
 # --- config files -------------------------------------------------------------------------------------------
 
 #: (lab command, a number setting it has)
-LAB_NUMBERS = [("cascade", "temperature"), ("orchestrate", "temperature"), ("search", "lam")]
+LAB_NUMBERS = [("cascade", "temperature"), ("orchestrate", "temperature"), ("search", "level")]
 
 
 def _run_lab(capsys, lab: str, path) -> tuple[int, list[str]]:
-    code = cli.main([lab, "run", "--config", str(path), "--no-progress"])
+    """``<lab> run --check`` on the config at ``path`` (a config that passes only prints the plan): the exit code
+    and the lines on stderr."""
+    out = path.parent / "out"
+    code = cli.main([lab, "run", "--config", str(path), "--no-progress", "--check", "--out-dir", str(out)])
     err = capsys.readouterr().err
     return code, [line for line in err.splitlines() if line.strip()]
 
@@ -66,12 +69,13 @@ def test_config_that_is_a_binary_file_says_it_is_not_utf8_text(tmp_path, capsys,
 
 
 @pytest.mark.parametrize(("lab", "text", "message"), [
-    ("cascade", "runs = 2.5\n", "runs must be an integer, got 2.5"),
+    ("cascade", 'top_p = "high"\n', "top_p must be a number, got 'high'"),
     ("cascade", 'overwrite = "yes"\n', "overwrite must be true or false, got 'yes'"),
-    ("cascade", 'ks = [3, "five"]\n', "ks must be a list of integers, got [3, 'five']"),
-    ("orchestrate", "limit = \"ten\"\n", "limit must be an integer or none (leave the setting out), got 'ten'"),
-    ("orchestrate", "grading = 3\n", "grading must be a table/dict, got 3"),
+    ("cascade", "node_instructions = {local_tv = 3}\n", "node_instructions must be a table/dict of strings, got"),
+    ("orchestrate", 'share_cache = "no"\n', "share_cache must be true or false, got 'no'"),
+    ("orchestrate", "extra_metrics = [1, 2]\n", "extra_metrics must be a list of strings, got [1, 2]"),
     ("search", "policies = 7\n", "policies must be a list of strings, got 7"),
+    ("search", 'loop_threshold = "x"\n', "loop_threshold must be a number, got 'x'"),
 ])
 def test_config_with_a_value_of_the_wrong_kind_says_what_the_setting_takes(tmp_path, capsys, lab, text, message):
     path = tmp_path / "c.toml"
