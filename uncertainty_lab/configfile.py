@@ -18,7 +18,7 @@ import os
 import tomllib
 import types
 import typing
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar, Union
 
@@ -96,9 +96,9 @@ def _is_union(tp: Any) -> bool:
 def _container(tp: Any) -> type | None:
     """``list`` for list/tuple/Sequence annotations, ``dict`` for dict/Mapping ones, else None."""
     origin = typing.get_origin(tp) or tp
-    if origin in (list, tuple, typing.Sequence) or origin is getattr(typing, "List", None):
+    if origin in (list, tuple, Sequence):
         return list
-    if origin in (dict, Mapping, typing.Mapping):
+    if origin in (dict, Mapping):
         return dict
     return None
 
