@@ -16,7 +16,9 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["excitation", "exp_states", "integrated_excitation", "total_integrals"]
+from .errors import HawkesError
+
+__all__ = ["excitation", "exp_states", "finite_times", "integrated_excitation", "total_integrals"]
 
 #: largest β·(t − t_ref) inside one block: e^600 ≈ 1e260 stays finite, arguments keep ~1e-13 accuracy
 _EXP_SPAN = 600.0
@@ -32,6 +34,21 @@ def _components(kernel):
         w, d = comp()
         return np.asarray(w, dtype=float), np.asarray(d, dtype=float)
     return None
+
+
+def finite_times(t, name: str = "query") -> np.ndarray:
+    """``t`` as a float array whose every value is a finite time; a NaN or ±inf is an error naming ``name`` and
+    the first bad position (a NaN would otherwise turn every intensity into NaN without a word)."""
+    try:
+        q = np.asarray(t, dtype=float)
+    except (TypeError, ValueError):
+        raise HawkesError(f"{name} must be a time or an array of times, got {t!r}") from None
+    bad = ~np.isfinite(q)
+    if bad.any():
+        first = tuple(int(i) for i in np.argwhere(bad)[0])
+        where = "" if q.ndim == 0 else f" at index {first[0] if q.ndim == 1 else first}"
+        raise HawkesError(f"{name} must be finite times, got {float(q[bad].ravel()[0])}{where}")
+    return q
 
 
 def exp_states(times: np.ndarray, nodes: np.ndarray, n_nodes: int, decay: float) -> np.ndarray:
@@ -97,7 +114,7 @@ def excitation(kernel, times, nodes, n_nodes, query, *, right=False, states=None
 
     ``states`` may pass precomputed :func:`exp_states` per decay (a list) to avoid recomputing them.
     """
-    query = np.asarray(query, dtype=float)
+    query = finite_times(query)
     comp = _components(kernel)
     if comp is None:
         return _pairwise(lambda u: kernel.value(u), times, nodes, n_nodes, query, right)
@@ -118,7 +135,7 @@ def excitation(kernel, times, nodes, n_nodes, query, *, right=False, states=None
 def integrated_excitation(kernel, times, nodes, n_nodes, query, *, right=False, states=None) -> np.ndarray:
     """I_j(t) = Σ_{τ_l < t, n_l = j} ∫_0^{t−τ_l} s, shape (len(query), N); for exponentials
     Σ_k w_k (count_j(t) − R_{j,k}(t)) / β_k."""
-    query = np.asarray(query, dtype=float)
+    query = finite_times(query)
     comp = _components(kernel)
     if comp is None:
         return _pairwise(lambda u: kernel.integral(u), times, nodes, n_nodes, query, right)

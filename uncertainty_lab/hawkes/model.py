@@ -13,7 +13,7 @@ import numpy as np
 
 from .errors import HawkesError, UnstableModelError
 from .events import EventStream
-from .excitation import event_features, excitation, integrated_excitation, total_integrals
+from .excitation import event_features, excitation, finite_times, integrated_excitation, total_integrals
 from .history import as_history, as_rng
 from .kernels import as_kernel
 from .simulate import next_event, simulate
@@ -128,19 +128,20 @@ class HawkesModel:
 
         Returns shape (len(t), N), or (N,) for a scalar ``t``. Events at exactly t are excluded (λ is
         left-continuous); ``right=True`` includes them (λ(t⁺), the value just after a jump).
-        ``history`` is an EventStream, a (times, nodes) pair or None.
+        ``history`` is an EventStream, a (times, nodes) pair or None. A NaN or infinite ``t`` is an error.
         """
         times, nodes, _ = as_history(history, self.n_nodes)
-        q = np.asarray(t, dtype=float)
+        q = finite_times(t, "t")
         e = excitation(self.kernel, times, nodes, self.n_nodes, q.reshape(-1), right=right)
         lam = self.mu + e @ self.alpha
         return lam[0] if q.ndim == 0 else lam
 
     def compensator(self, t: Any, history: Any = None) -> np.ndarray:
         """Λ_i(t) = ∫_{t0}^t λ_i(s) ds = μ_i (t − t0) + Σ_j α_{j,i} Σ_{τ_m < t, n_m = j} ∫_0^{t−τ_m} s,
-        with t0 the history's start_time (0 for a pair or None). Shape (len(t), N), or (N,) for a scalar."""
+        with t0 the history's start_time (0 for a pair or None). Shape (len(t), N), or (N,) for a scalar; a NaN or
+        infinite ``t`` is an error."""
         times, nodes, t0 = as_history(history, self.n_nodes)
-        q = np.asarray(t, dtype=float)
+        q = finite_times(t, "t")
         ie = integrated_excitation(self.kernel, times, nodes, self.n_nodes, q.reshape(-1))
         lam = np.outer(q.reshape(-1) - t0, self.mu) + ie @ self.alpha
         return lam[0] if q.ndim == 0 else lam
@@ -205,7 +206,7 @@ class HawkesModel:
         ``now`` defaults to the history's end (its last event for a pair). Returns None when no event
         comes before ``horizon`` (or ever, when the intensity has died out). ``rng``: seed or Generator.
         """
-        return next_event(self, history, now, as_rng(rng), horizon)
+        return next_event(self, history, now, as_rng(rng, "rng"), horizon)
 
     def simulate(self, T: float | None = None, max_events: int | None = None, seed: Any = None, **kwargs: Any):
         """Shortcut for :func:`uncertainty_lab.hawkes.simulate`."""
