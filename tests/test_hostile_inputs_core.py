@@ -293,3 +293,15 @@ def test_semantic_density_nli_does_not_request_the_discarded_self_pair_judgement
     assert {p for p, _ in judge.requested} | {h for _, h in judge.requested} == {"G", "T", "X", "Y"}
     assert r.details["kernel"][r.details["references"].index("G")] == 1.0  # K(y*, y*) = 1
     assert r.details["self_pair"] == "K(y*, y*) = 1, not judged"
+
+
+@pytest.mark.parametrize(("lab", "setting", "value"), [
+    ("orchestration", "policies", "both"), ("orchestration", "ids", "factual-001"),
+    ("cascade", "selectors", "hawkes"), ("search", "beliefs", "predicate"),
+])
+def test_one_item_for_a_list_setting_is_a_list_of_it_not_its_characters(lab, setting, value):
+    import importlib
+
+    config_class = importlib.import_module(f"uncertainty_lab.{lab}.experiment").EXPERIMENT.config_class
+    config = config_class.from_mapping({setting: value})
+    assert getattr(config, setting) == [value]

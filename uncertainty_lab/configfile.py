@@ -73,8 +73,9 @@ def build(cls: type[T], data: Mapping[str, Any], *, what: str, error: type[Excep
         hint = f" (did you mean {close[0]!r}?)" if close else ""
         raise error(f"unknown {what} setting {unknown[0]!r}{hint}; settings are {fields}")
     check_types(cls, data, error=error)
+    hints = _hints(cls)
     try:
-        return cls(**dict(data))
+        return cls(**{k: as_list_if_listed(v, hints.get(k, Any)) for k, v in data.items()})
     except TypeError as exc:
         raise error(str(exc)) from None
 
@@ -155,6 +156,17 @@ def _hints(cls: type) -> dict[str, Any]:
         return typing.get_type_hints(cls)
     except Exception:  # an annotation that does not resolve: such a class is not checked here
         return {}
+
+
+def as_list_if_listed(value: Any, tp: Any) -> Any:
+    """One item given for a list setting, as a list of that item (``policies = "both"`` is ``["both"]``, never
+    the string's characters); anything else unchanged."""
+    if value is None or value is False or isinstance(value, (list, tuple)):
+        return value
+    kinds = [a for a in _args(tp)] if _is_union(tp) else [tp]
+    if any(_container(k) is list for k in kinds) and not any(fits(value, k) for k in kinds if _container(k) is not list):
+        return [value]
+    return value
 
 
 def check_types(cls: type, data: Mapping[str, Any], *, error: type[Exception] = ValueError) -> None:
