@@ -305,3 +305,17 @@ def test_one_item_for_a_list_setting_is_a_list_of_it_not_its_characters(lab, set
     config_class = importlib.import_module(f"uncertainty_lab.{lab}.experiment").EXPERIMENT.config_class
     config = config_class.from_mapping({setting: value})
     assert getattr(config, setting) == [value]
+
+
+@pytest.mark.parametrize("metric", ["discrete_semantic_entropy", "num_semantic_sets"])
+def test_embedding_judged_entropy_says_how_many_samples_the_embedder_cut(metric):
+    """Texts that differ only after the embedder's 256 word pieces cluster together; the result says so."""
+    from uncertainty_lab import registry
+
+    base = "the launch was delayed because of the weather " * 40
+    texts = [base + "and it flew on Monday", base + "and it never flew", "short answer"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        r = registry.create("metrics", metric, judge="embedding").score(texts)
+    assert r.details["truncated"] == 2
+    assert "truncated" not in registry.create("metrics", metric, judge="exact").score(texts).details
