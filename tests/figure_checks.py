@@ -74,11 +74,12 @@ def _label(artist) -> str:
 
 
 def _is_data(artist, ax) -> bool:
-    """Drawn in data coordinates, possibly followed by an offset (``transData + ScaledTranslation(...)``)."""
+    """Drawn in data coordinates: ``transData`` itself, after a patch's own transform (a bar), or followed by an
+    offset (``transData + ScaledTranslation(...)``, a dodge)."""
     t = artist.get_transform()
     if t == ax.transData:
         return True
-    return any(left == ax.transData for left, _ in t._iter_break_from_left_to_right())
+    return any(ax.transData in (left, right) for left, right in t._iter_break_from_left_to_right())
 
 
 def _finite(xy: np.ndarray) -> np.ndarray:

@@ -130,12 +130,14 @@ def draw_difference(ax: Any, result: Any, k: int, baseline: str | None = None) -
 
 
 def draw_drift(ax: Any, result: Any) -> None:
-    """Mean global against mean local drift, one point per run (colour: selector, marker: k; earlier selectors
-    drawn larger, so that equal points show as rings), with the diagonal: above it, a run drifted further from
-    the seed than from its memory. Drift = 1 − cos lies in [0, 2]."""
+    """Mean global against mean local drift, one point per run (colour: selector, marker: k; the conditions set a
+    few points apart sideways, so that equal points stay visible), with the diagonal: above it, a run drifted
+    further from the seed than from its memory. Drift = 1 − cos lies in [0, 2]."""
+    from matplotlib.transforms import ScaledTranslation
+
     colours = _colours(result)
-    order = list(colours)
-    ks = list(dict.fromkeys(k for _, k in result.conditions))
+    conditions = result.conditions
+    ks = list(dict.fromkeys(k for _, k in conditions))
     rows = result.run_rows()
     vals = [v for r in rows for v in (r["global_drift"], r["local_drift"]) if math.isfinite(v)]
     lo, hi = (min(vals), max(vals)) if vals else (0.0, 1.0)
@@ -143,12 +145,17 @@ def draw_drift(ax: Any, result: Any) -> None:
     ax.plot([lo - pad, hi + pad], [lo - pad, hi + pad], color="0.5", lw=1, ls="--", label="global = local")
     seen = set()
     for r in rows:
-        i, key = order.index(r["selector"]), (r["selector"], r["k"])
-        ax.scatter(r["local_drift"], r["global_drift"], color=colours[r["selector"]], zorder=2 + i,
-                   marker=_MARKERS[ks.index(r["k"]) % len(_MARKERS)], s=max(16, 64 - 16 * i),
+        i, key = conditions.index((r["selector"], r["k"])), (r["selector"], r["k"])
+        dx = (i - (len(conditions) - 1) / 2) * 4.0 / 72  # inches
+        ax.scatter(r["local_drift"], r["global_drift"], color=colours[r["selector"]], s=36,
+                   marker=_MARKERS[ks.index(r["k"]) % len(_MARKERS)],
+                   transform=ax.transData + ScaledTranslation(dx, 0, ax.figure.dpi_scale_trans),
                    label=f"{r['selector']}, k = {r['k']}" if key not in seen else None)
         seen.add(key)
+    ax.update_datalim([(r["local_drift"], r["global_drift"]) for r in rows
+                       if math.isfinite(r["local_drift"]) and math.isfinite(r["global_drift"])])
     ax.margins(0.08)
+    ax.autoscale_view()
     ax.set_xlabel("mean local drift (from the memory centre)")
     ax.set_ylabel("mean global drift (from the seed)")
     ax.set_title("drift per run (1 − cos, 0 to 2; above the line: global > local)", fontsize="medium")
