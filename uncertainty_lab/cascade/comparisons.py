@@ -118,6 +118,11 @@ def comparison_rows(result: Any, k: int | None = None, baseline: str | None = No
     return rows
 
 
+def _num(x: float, fmt: str = ".3f") -> str:
+    """A number for a table cell; "—" for a missing one (never "nan")."""
+    return f"{x:{fmt}}" if math.isfinite(x) else "—"
+
+
 def _ci(iv: Interval, scale: float = 1.0, fmt: str = "+.3f") -> str:
     if not math.isfinite(iv.mean):
         return "—"
@@ -134,14 +139,14 @@ def selector_table(rows: list[dict[str, Any]]) -> Any:
     out = []
     for r in rows:
         lo, hi = r["mean_S_ci"]
-        mean_s = f"{r['mean_S']:.3f}" + (f" [{lo:+.3f}, {hi:+.3f}]" if math.isfinite(lo) else "")
+        mean_s = _num(r["mean_S"]) + (f" [{lo:+.3f}, {hi:+.3f}]" if math.isfinite(lo) else "")
         paired = "difference" in r
         out.append({
-            "rank": r["rank"], "selector": r["selector"], "mean S [95% CI]": mean_s, "late S": f"{r['late_S']:.3f}",
+            "rank": r["rank"], "selector": r["selector"], "mean S [95% CI]": mean_s, "late S": _num(r["late_S"]),
             f"S − {r['baseline']}": _ci(r["difference"]) if paired else "—",
             "verdict": r["verdict"] if paired else "(baseline)",
             f"late S − {r['baseline']}": _ci(r["late_difference"]) if paired else "—",
-            "copies": f"{r['copies']:.0%}",
+            "copies": _num(r["copies"], ".0%"),
             f"copies − {r['baseline']} (points)": _ci(r["copies_difference"], 100, "+.0f") if paired else "—",
         })
     return Table(out, title=f"selectors at k = {rows[0]['k']}, {rows[0]['runs']} run(s) each, best mean S first"
@@ -155,7 +160,7 @@ def headline(rows: list[dict[str, Any]]) -> str:
         return "No selector ran."
     base = rows[0]["baseline"]
     others = [r for r in rows if r["selector"] != base]
-    ranking = " > ".join(f"`{r['selector']}` {r['mean_S']:.3f}" for r in rows)
+    ranking = " > ".join(f"`{r['selector']}` {_num(r['mean_S'])}" for r in rows)
     lines = [f"**Ranking by mean S_t:** {ranking} — `{rows[0]['selector']}` came first, "
              f"`{rows[-1]['selector']}` last of {len(rows)}."]
     if not others:
@@ -171,7 +176,7 @@ def headline(rows: list[dict[str, Any]]) -> str:
         meaning = "beyond noise: " + ", ".join(clear)
     lines.append(f"**Paired with `{base}` run by run** (same schedule, only the memory differs; 95% t-interval "
                  f"over runs): {diffs} — {meaning}.")
-    copies = ", ".join(f"`{r['selector']}` {r['copies']:.0%}" for r in rows)
+    copies = ", ".join(f"`{r['selector']}` {_num(r['copies'], '.0%')}" for r in rows)
     paired = "; ".join(f"`{r['selector']}` − `{base}` = {_ci(r['copies_difference'], 100, '+.0f')} points"
                        for r in others)
     steady = [r["selector"] for r in others if r["copies_verdict"] in ("higher", "lower")]

@@ -120,7 +120,8 @@ def draw_difference(ax: Any, result: Any, k: int, baseline: str | None = None) -
             ax.fill_between(steps, lo, hi, color=colours[sel], alpha=0.15, lw=0)
         iv = paired_difference(result, sel, baseline, k)
         ci = f" [{iv.ci_low:+.3f}, {iv.ci_high:+.3f}]" if math.isfinite(iv.ci_low) else " (one run: no interval)"
-        _mean_line(ax, steps, mean, colours[sel], _MARKERS[(i + 1) % len(_MARKERS)], f"{sel}: {iv.mean:+.3f}{ci}")
+        label = f"{sel}: {iv.mean:+.3f}{ci}" if math.isfinite(iv.mean) else f"{sel}: — (no step with S_t)"
+        _mean_line(ax, steps, mean, colours[sel], _MARKERS[(i + 1) % len(_MARKERS)], label)
         drawn += [mean, lo, hi]
     ax.set_title(f"S_t − S_t({baseline}), k = {k}: paired by run, 95% band", fontsize="medium")
     ax.set_ylabel(f"difference to {baseline}")
