@@ -126,7 +126,7 @@ def test_headline_states_the_ranking_the_noise_and_the_copies():
     text = headline(comparison_rows(three_runs()))
     assert "`hawkes` came first, `recency` last of 2" in text
     assert "**within noise**" in text
-    assert "`hawkes` 70%, `recency` 50%" in text and "`hawkes` − `recency` = +20 [+8, +32] points" in text and "the clearest effect of the memory in this run" in text
+    assert "`hawkes` 70%, `recency` 50%" in text and "`hawkes` − `recency` = +20 points [+8, +32]" in text and "the clearest effect of the memory in this run" in text
     one = Stub(alignment={("hawkes", 3, 0): [0.1, 0.2], ("recency", 3, 0): [0.2, 0.2]},
                copies={("hawkes", 3, 0): 0.5, ("recency", 3, 0): 0.5})
     text = headline(comparison_rows(one))

@@ -123,12 +123,14 @@ def _num(x: float, fmt: str = ".3f") -> str:
     return f"{x:{fmt}}" if math.isfinite(x) else "—"
 
 
-def _ci(iv: Interval, scale: float = 1.0, fmt: str = "+.3f") -> str:
+def _ci(iv: Interval, scale: float = 1.0, fmt: str = "+.3f", unit: str = "") -> str:
+    """``mean [low, high]`` (``unit`` after the mean), or the mean and why there is no interval."""
     if not math.isfinite(iv.mean):
         return "—"
+    mean = f"{scale * iv.mean:{fmt}}{unit}"
     if not math.isfinite(iv.ci_low):
-        return f"{scale * iv.mean:{fmt}} (one run: no interval)"
-    return f"{scale * iv.mean:{fmt}} [{scale * iv.ci_low:{fmt}}, {scale * iv.ci_high:{fmt}}]"
+        return f"{mean} (one run: no interval)"
+    return f"{mean} [{scale * iv.ci_low:{fmt}}, {scale * iv.ci_high:{fmt}}]"
 
 
 def selector_table(rows: list[dict[str, Any]]) -> Any:
@@ -177,7 +179,7 @@ def headline(rows: list[dict[str, Any]]) -> str:
     lines.append(f"**Paired with `{base}` run by run** (same schedule, only the memory differs; 95% t-interval "
                  f"over runs): {diffs} — {meaning}.")
     copies = ", ".join(f"`{r['selector']}` {_num(r['copies'], '.0%')}" for r in rows)
-    paired = "; ".join(f"`{r['selector']}` − `{base}` = {_ci(r['copies_difference'], 100, '+.0f')} points"
+    paired = "; ".join(f"`{r['selector']}` − `{base}` = {_ci(r['copies_difference'], 100, '+.0f', ' points')}"
                        for r in others)
     steady = [r["selector"] for r in others if r["copies_verdict"] in ("higher", "lower")]
     if steady and "within noise" in verdicts:

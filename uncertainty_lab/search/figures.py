@@ -85,7 +85,7 @@ def _stop_colours(kinds: list[str]) -> dict[str, str]:
 def draw_stop_reasons(result: Any, ax: Any = None):
     """Stacked bars: how each condition's episodes stopped (every stop kind the result counts). Returns the
     figure."""
-    fig, ax = _axes(ax, (6, 0.5 + 0.45 * len(result.conditions)))
+    fig, ax = _axes(ax, (10, 0.9 + 0.45 * len(result.conditions)))  # room for the condition labels
     rows = result.summary_rows()
     kinds = result.stop_kinds()
     colours = _stop_colours(kinds)
