@@ -1,7 +1,8 @@
-"""The figures of notebooks 01, 02, 03 and 05 show their data: the checks of ``figure_checks`` (nothing outside
-its axes or the figure, no legend over data, no series hidden under another) — first on small figures made good
-and bad on purpose, then on every figure function those notebooks draw, fed small results built here (a cascade
-experiment with a fake model and embedder, the search experiment with the oracle reader, short Hawkes runs)."""
+"""The figures of notebooks 01 to 05 show their data: the checks of ``figure_checks`` (nothing outside its axes or
+the figure, no legend over data, no series hidden under another) — first on small figures made good and bad on
+purpose, then on every figure function those notebooks draw, fed small results built here (a cascade experiment
+with a fake model and embedder, the search experiment with the oracle reader, orchestration runs with a scripted
+model, short Hawkes runs)."""
 
 from __future__ import annotations
 
@@ -26,6 +27,7 @@ from figure_checks import (  # noqa: E402
 )
 
 from uncertainty_lab.llm.base import Completion  # noqa: E402
+from uncertainty_lab.orchestration.scripted import ScriptedLLM  # noqa: E402
 
 
 @pytest.fixture(autouse=True)
@@ -292,6 +294,135 @@ def test_notebook_03_entropy_range():
 
     fig, _ = draw_entropy_range((3, 5, 10), threshold=HASSUM_TAU_E, normalised_threshold=NORMALISED_TAU_E)
     assert figure_problems(fig) == []
+
+
+def test_notebook_03_reliability_diagram_shows_bins_at_accuracy_0_and_1_whole():
+    """Ten answers in five bins, two of them all wrong and three all right: every dot and count shows whole, and
+    the legend (under the axes) covers no bar — the low-confidence bin is right, where a legend used to sit."""
+    from uncertainty_lab.semantic.calibration import reliability_diagram
+
+    confidence = [0.05, 0.1, 0.3, 0.35, 0.55, 0.62, 0.8, 0.9, 0.97, 1.0]
+    correct = [True, True, False, False, True, False, True, True, True, True]
+    fig = reliability_diagram(confidence, correct, n_bins=5)
+    assert sorted(fig.axes[0].lines[0].get_ydata()) == [0, 0, 1, 1, 1]
+    assert figure_problems(fig) == []
+    rng = np.random.default_rng(0)
+    c = rng.random(200)
+    assert figure_problems(reliability_diagram(c, rng.random(200) < c, n_bins=10, strategy="equal_mass")) == []
+
+
+# --- notebook 04: orchestration --------------------------------------------------------------------------------
+
+#: question → its five round-1 samples; gold is always Canberra. The exact judge ignores case and punctuation
+#: while the hash embedder does not, so "one meaning, spread out" (SE 0, SD low) occurs too.
+SIGNALS = {
+    "clean right": ["Canberra"] * 5,  # SE 0, SD 1
+    "clean wrong": ["Sydney"] * 5,  # SE 0, SD 1: an error every sample shares
+    "one meaning, spread, right": ["Canberra", "canberra", "CANBERRA.", "Canberra!", "the Canberra"],
+    "one meaning, spread, wrong": ["Sydney", "sydney", "SYDNEY.", "Sydney!", "the Sydney"],
+    "split wrong": ["Perth", "Sydney", "Darwin", "Hobart", "Canberra"],  # SE 1
+    "three-two right": ["Canberra", "Canberra", "Perth", "Perth", "Canberra"],
+}
+
+
+class ByQuestion(ScriptedLLM):
+    """Replies by the question (the prompt's first line, minus its number) and the sample's index."""
+
+    def reply(self, system, user, index):
+        texts = SIGNALS.get(user.split("\n")[0].rsplit(" #", 1)[0], ["Hobart"])
+        return texts[index % len(texts)]
+
+
+@pytest.fixture(scope="module")
+def signal_run():
+    """24 questions, four of each kind: eight share the clean corner (0, 1), four of them wrong."""
+    from uncertainty_lab.orchestration import Coordinator, default_workers
+
+    metrics = {"entropy": "discrete_semantic_entropy", "density": {"name": "semantic_density", "embedder": HashEmbedder()}}
+    coord = Coordinator(default_workers(ByQuestion(script={"*": ["unused"]}), max_tokens=8), "none", metrics, n_samples=5, judge="exact")
+    items = [{"id": f"q{i}", "question": f"{q} #{i}", "answers": ["Canberra"], "category": "factual"}
+             for i, q in enumerate([q for _ in range(4) for q in SIGNALS])]
+    return coord.run_benchmark(items, None, progress=False)
+
+
+def _drawn_points(fig) -> np.ndarray:
+    return np.vstack([c.get_offsets() for c in fig.axes[0].collections if len(c.get_offsets())])
+
+
+@pytest.mark.parametrize("policy", [None, "entropy_only", "density_only"])
+def test_notebook_04_signal_map_shows_every_question_on_its_side_of_the_thresholds(signal_run, policy):
+    from uncertainty_lab.orchestration.figures import draw_signal_map
+    from uncertainty_lab.orchestration.record import gate_of
+
+    fig = draw_signal_map(signal_run, policy)
+    assert figure_problems(fig) == []
+    points = _drawn_points(fig)
+    assert len(points) == 24  # every question drawn, none on top of another (the clean corner holds eight)
+    gaps = np.hypot(*(points[:, None] - points[None]).transpose(2, 0, 1)) + np.eye(24)
+    assert gaps.min() >= 0.029
+    gate = gate_of(signal_run, policy)
+    values = [(t.first_signals.entropy, t.first_signals.density) for t in signal_run.traces]
+    right = signal_run.first_correct
+    drawn = np.vstack([points[: right.sum()], points[right.sum():]])  # right ones first, then wrong ones
+    order = np.concatenate([np.flatnonzero(right), np.flatnonzero(~right)])
+    for (x, y), i in zip(drawn, order, strict=True):  # a dodge never carries a point across a threshold
+        se, sd = values[i]
+        assert (x > gate.entropy_threshold) == (se > gate.entropy_threshold)
+        assert (y < gate.density_threshold) == (sd < gate.density_threshold)
+
+
+def test_notebook_04_concern_region_is_shaded_visibly(signal_run):
+    """The concern region is one opaque patch, far enough from white to see (the old 8% red was not)."""
+    from matplotlib.colors import to_rgba
+    from matplotlib.patches import Polygon
+
+    from uncertainty_lab.orchestration.figures import draw_signal_map
+
+    ax = draw_signal_map(signal_run).axes[0]
+    (region,) = [p for p in ax.patches if isinstance(p, Polygon)]
+    r, g, b, a = to_rgba(region.get_facecolor())
+    seen = a * np.array([r, g, b]) + (1 - a)  # over a white page
+    assert (1 - seen).max() >= 0.25
+    assert region.get_label().startswith("concern (both): SE > τ_E or SD < τ_D")
+
+
+def test_notebook_04_gate_explorer_draws_a_clean_map(signal_run):
+    from uncertainty_lab.orchestration.figures import draw_signal_map
+    from uncertainty_lab.widgets.orchestration import gate_policy
+
+    for gates, tau_e, tau_d in [("entropy and density", 0.3, 0.95), ("density only", 0.5, 0.65),
+                                ("entropy only", 0.95, 0.8)]:
+        fig = draw_signal_map(signal_run, gate_policy(gates, tau_e, tau_d))
+        assert figure_problems(fig) == [] and len(_drawn_points(fig)) == 24
+
+
+def _scripted_result(tmp_path_factory, script, ids, name):
+    from uncertainty_lab.orchestration import run_experiment
+
+    config = {"ids": ids, "judge": "exact", "n_samples": 3, "max_tokens": 8, "progress": False, "figure": False,
+              "metrics": {"entropy": "discrete_semantic_entropy", "density": "num_semantic_sets"}}
+    return run_experiment({**config, "llm": ScriptedLLM(script=script), "out_dir": str(tmp_path_factory.mktemp(name))},
+                          save=False)
+
+
+def test_notebook_04_policy_figure_with_accuracy_0_and_1_and_two_models(tmp_path_factory):
+    """One model right on every question, another wrong on every one (dots on 0 and 1, whole), and the gated
+    policies paying for re-prompts; with two models the legend sits under both panels."""
+    from uncertainty_lab.orchestration import OrchestrationResult
+
+    ids = ["factual-001", "ambiguous-001"]
+    right = _scripted_result(tmp_path_factory, {"*": ["Canberra"]}, ids[:1], "right")
+    assert figure_problems(right.figure()) == []
+    wrong = _scripted_result(tmp_path_factory, {"direct:ask": ["Sydney", "Perth", "Darwin"], "*": ["Sydney"]},
+                             ids[:1], "wrong")
+    both = OrchestrationResult(config=right.config, runs={
+        **right.runs, **{("scripted:other", p): run for (_, p), run in wrong.runs.items()}})
+    accuracy = {(r["model"], r["policy"]): r["accuracy"] for r in both.summary_rows()}
+    assert set(accuracy.values()) == {0.0, 1.0}
+    fig = both.figure()
+    assert figure_problems(fig) == [] and len(fig.legends) == 1
+    calls = [t.get_text() for t in fig.axes[1].texts]
+    assert "3.0" in calls and "6.0" in calls  # the cost written on each bar
 
 
 # --- notebook 01: Hawkes processes -----------------------------------------------------------------------------
