@@ -87,7 +87,10 @@ def child(paths: list[str]) -> None:
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     import uncertainty_lab.hawkes.fit as fit_module
 
-    estimate = getattr(fit_module, "fit_memory_estimate", None)
+    try:
+        from uncertainty_lab.hawkes.memory import fit_memory_estimate as estimate
+    except ImportError:  # the code before the estimate existed
+        estimate = None
     out = {
         "events": stream.n_events, "loaded_mb": loaded, "peak_mb": peak, "seconds": seconds, "cpu": cpu,
         "estimate_mb": estimate(stream) / 2**20 if estimate else None,

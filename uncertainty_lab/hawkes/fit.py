@@ -28,6 +28,7 @@ from .errors import HawkesError, UnstableFitError
 from .events import EventStream
 from .excitation import design_matrices, total_integrals
 from .kernels import ExponentialKernel, as_kernel
+from .memory import memory_warning
 from .model import HawkesModel
 from .tiescale import tie_scale_warning
 
@@ -441,6 +442,8 @@ def fit_hawkes(
       conditioned on ``stream``; a stream starting at 0 is treated as an independent realisation.
     - ``ties``: the loader's tie report (``load_gdelt(...).ties_report``; times in hours): a UserWarning, kept in
       ``.warnings``, when the chosen β is the spacing the loader invented (:mod:`~uncertainty_lab.hawkes.tiescale`).
+    - Memory: ~8·(N+1) bytes per event and the largest node's solver temporaries, whatever the grid; a UserWarning
+      (in ``.warnings``) before starting when that is over half the free memory (:mod:`~uncertainty_lab.hawkes.memory`).
 
     Returns a :class:`FitResult` (``.model``, ``.log_likelihood``, ``.table``, ``.stderr``, ``.converged``).
     Raises :class:`UnstableFitError` (carrying the table) when no candidate is stable.
@@ -449,6 +452,9 @@ def fit_hawkes(
     eta = _check_fit_args(stream, penalty, eta)
     history = _validation_history(stream, validation)
     kernels = _candidates(kernel, beta, beta_grid, dict(kernel_params or {}), stream)
+    notes = [w for w in [memory_warning(stream)] if w]
+    for note in notes:  # before the work starts: a fit that will not fit in memory should say so first
+        warnings.warn(note, UserWarning, stacklevel=2)
 
     candidates = []
     for kern in kernels:
@@ -472,9 +478,10 @@ def fit_hawkes(
             table=table, candidates=candidates,
         )
     grid = [c.kernel.beta for c in candidates if isinstance(c.kernel, ExponentialKernel)]
-    notes = [w for w in [tie_scale_warning(best.model.beta, grid, ties)] if w]
-    for note in notes:
-        warnings.warn(note, UserWarning, stacklevel=2)
+    ties_note = tie_scale_warning(best.model.beta, grid, ties)
+    if ties_note:
+        warnings.warn(ties_note, UserWarning, stacklevel=2)
+        notes.append(ties_note)
     return FitResult(
         warnings=notes,
         model=best.model,
