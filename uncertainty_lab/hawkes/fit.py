@@ -136,10 +136,8 @@ class _TargetProblem:
     per-event array kept (8 bytes per event and column); :meth:`from_design` builds it from a full X."""
 
     def __init__(self, A: np.ndarray, c: np.ndarray, penalty: str, eta: float):
-        self.c = c
-        self.m = A.shape[0]
+        self.A, self.c, self.m = A, c, A.shape[0]
         self.cols = np.flatnonzero(c > 0)
-        self.A = A
         self.penalty, self.eta = penalty, eta
         is_alpha = self.cols > 0
         self.pen_l1 = np.where(is_alpha, eta / c[self.cols], 0.0) if penalty == "l1" else None
@@ -313,12 +311,8 @@ def _fit_one(kern, stream, penalty, eta, maxiter, gtol):
         ll = prob.loglik(z)
         del prob, A
         loglik += ll
-        pen = 0.0
-        if penalty == "l1":
-            pen = eta * theta[1:].sum()
-        elif penalty == "l2":
-            pen = eta * float(theta[1:] @ theta[1:])
-        penalized += ll - pen
+        omega = {"l1": lambda a: a.sum(), "l2": lambda a: float(a @ a)}.get(penalty, lambda a: 0.0)
+        penalized += ll - eta * omega(theta[1:])
         converged &= ok
         iters += nit
     model = HawkesModel(mu, alpha, kern)
@@ -415,6 +409,14 @@ def _candidate_table(candidates: list[Candidate], best: Candidate | None, penalt
     return Table(rows, columns, title=f"fit_hawkes candidates (penalty={penalty}, eta={eta:g})")
 
 
+def _warned(*texts: str | None) -> list[str]:
+    """The given warning texts (None skipped), each issued as a UserWarning at fit_hawkes's caller."""
+    out = [t for t in texts if t]
+    for text in out:
+        warnings.warn(text, UserWarning, stacklevel=3)
+    return out
+
+
 def fit_hawkes(
     stream: EventStream,
     kernel: Any = "exponential",
@@ -452,9 +454,7 @@ def fit_hawkes(
     eta = _check_fit_args(stream, penalty, eta)
     history = _validation_history(stream, validation)
     kernels = _candidates(kernel, beta, beta_grid, dict(kernel_params or {}), stream)
-    notes = [w for w in [memory_warning(stream)] if w]
-    for note in notes:  # before the work starts: a fit that will not fit in memory should say so first
-        warnings.warn(note, UserWarning, stacklevel=2)
+    notes = _warned(memory_warning(stream))  # before the work starts: a fit too big for memory says so first
 
     candidates = []
     for kern in kernels:
@@ -478,10 +478,7 @@ def fit_hawkes(
             table=table, candidates=candidates,
         )
     grid = [c.kernel.beta for c in candidates if isinstance(c.kernel, ExponentialKernel)]
-    ties_note = tie_scale_warning(best.model.beta, grid, ties)
-    if ties_note:
-        warnings.warn(ties_note, UserWarning, stacklevel=2)
-        notes.append(ties_note)
+    notes += _warned(tie_scale_warning(best.model.beta, grid, ties))
     return FitResult(
         warnings=notes,
         model=best.model,
