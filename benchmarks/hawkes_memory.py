@@ -13,8 +13,8 @@ Method:
   (VmRSS: interpreter, numpy/scipy and the events), then calls `fit_hawkes(stream)` (default β grid
   r·(0.1, 0.3, 1, 3, 10, 30)) and reports its peak resident set (`ru_maxrss`, the whole process) and the fit's wall
   time. Sizes run one after another, never two at once.
-- `--before DIR` first runs every size with the package in DIR (e.g. `git worktree add /tmp/before <commit>`), then
-  with this tree, and compares the fitted numbers: log-likelihood of every candidate, μ, α and standard errors of
+- `--before DIR` first runs every size with the package in DIR (e.g. `mkdir /tmp/before && git archive <commit>
+  uncertainty_lab | tar -x -C /tmp/before`), then with this tree, and compares the fitted numbers: log-likelihood of every candidate, μ, α and standard errors of
   the chosen one, max relative difference.
 """
 
