@@ -52,12 +52,12 @@ __all__ = [
     "CELL_TIMEOUT",
     "NotebookReport",
     "Tour",
+    "check_kernels_recording",
     "errors_of",
     "execute",
     "execute_notebook",
     "first_heading",
     "first_png",
-    "check_kernels_recording",
     "kernel_cache",
     "kernel_env",
     "main",
@@ -330,10 +330,17 @@ def kernel_cache(env: dict[str, str]) -> Path:
 
 
 def check_kernels_recording(log: Path, env: dict[str, str]) -> RecordingCheck:
-    """Does the cache the kernels of ``env`` used answer every request in the request log ``log``?"""
-    from .llm.cache import CompletionCache
+    """Does the cache the kernels of ``env`` used answer every request in the request log ``log``? A cache that
+    cannot be opened answers none of them."""
+    from types import SimpleNamespace
 
-    cache = CompletionCache(kernel_cache(env))
+    from .llm.cache import CacheError, CompletionCache
+
+    try:
+        cache = CompletionCache(kernel_cache(env))
+    except CacheError as exc:
+        print(f"warning: {exc}", file=sys.stderr)
+        return check_recording(log, SimpleNamespace(path=exc.path, get=lambda key: None))
     try:
         return check_recording(log, cache)
     finally:
