@@ -219,3 +219,13 @@ def test_the_request_log_is_written_only_when_asked(tmp_path, monkeypatch):
     monkeypatch.setenv("UL_REQUEST_LOG", str(tmp_path / "no-such-folder" / "log"))
     with pytest.raises(OSError, match="cannot append to the request log .*UL_REQUEST_LOG"):
         log_request(request, "k1")
+
+
+def test_kernel_env_makes_every_path_variable_absolute(monkeypatch, tmp_path):
+    """A kernel runs in its notebook's folder: a relative path from the caller's folder would name another file."""
+    monkeypatch.chdir(tmp_path)
+    env = tour.kernel_env(base={"UL_EMBEDDED_GGUF": "models/m.gguf", "UL_REQUEST_LOG": "log.jsonl",
+                                "UL_CACHE_DIR": "class-cache", "PATH": ""})
+    assert env["UL_EMBEDDED_GGUF"] == str(tmp_path / "models" / "m.gguf")
+    assert env["UL_REQUEST_LOG"] == str(tmp_path / "log.jsonl")
+    assert Path(env["UL_CACHE_DIR"]) == (tmp_path / "class-cache").resolve()

@@ -71,6 +71,10 @@ PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
 # --- running one notebook -----------------------------------------------------------------------------
 
+#: environment variables holding a path that a notebook kernel reads (besides UL_CACHE_DIR)
+PATH_VARIABLES = ("UL_EMBEDDED_GGUF", "UL_REQUEST_LOG")
+
+
 def kernel_env(*, fast: bool | None = None, cache_dir: str | os.PathLike | None = None,
                mpl_dir: str | os.PathLike | None = None, base: dict[str, str] | None = None) -> dict[str, str]:
     """The environment of a notebook kernel: ``base`` (default ``os.environ``), with ``UL_FAST=1`` when
@@ -78,7 +82,8 @@ def kernel_env(*, fast: bool | None = None, cache_dir: str | os.PathLike | None 
     given, no ``MPLBACKEND`` (so the kernel's inline backend turns figures into ``image/png``), and this
     interpreter's folder first on ``PATH`` (so a kernel started as ``python`` is this environment's).
     ``UL_CACHE_DIR`` (given or inherited) becomes absolute, resolved against this process's folder: a kernel runs
-    in its notebook's folder, where a relative path would name another cache than the one the caller exports."""
+    in its notebook's folder, where a relative path would name another cache than the one the caller exports.
+    The other paths a kernel reads from the environment (:data:`PATH_VARIABLES`) become absolute the same way."""
     env = dict(os.environ if base is None else base)
     if fast is True:
         env["UL_FAST"] = "1"
@@ -88,6 +93,9 @@ def kernel_env(*, fast: bool | None = None, cache_dir: str | os.PathLike | None 
         env[CACHE_ENV] = str(cache_dir)
     if env.get(CACHE_ENV):
         env[CACHE_ENV] = str(absolute_dir(env[CACHE_ENV]))
+    for name in PATH_VARIABLES:  # likewise any other path a kernel reads from the environment
+        if env.get(name):
+            env[name] = str(Path(env[name]).expanduser().absolute())
     if mpl_dir is not None:
         env["MPLCONFIGDIR"] = str(mpl_dir)
     env.pop("MPLBACKEND", None)
