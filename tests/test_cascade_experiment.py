@@ -136,12 +136,13 @@ def test_files_are_written_and_reload(tiny):
     assert loaded.steps == tiny.runs[("hawkes", 3, 0)].steps
 
 
-def test_figure_has_one_alignment_panel_per_k_and_a_drift_panel(tiny):
+def test_figure_has_alignment_and_difference_panels_per_k_and_a_drift_panel(tiny):
     fig = tiny.figure()
     axes = fig.axes
-    assert len(axes) == 2
-    assert "k = 3" in axes[0].get_title() and "drift" in axes[1].get_title()
-    assert len(axes[1].collections) == 4  # one point per run
+    assert len(axes) == 3
+    assert "k = 3" in axes[0].get_title() and "S_t − S_t(recency), k = 3" in axes[1].get_title()
+    assert "drift" in axes[2].get_title()
+    assert len(axes[2].collections) == 4  # one point per run
 
 
 def test_units_are_selector_by_k_by_run_each_with_its_seed_and_file(tmp_path):

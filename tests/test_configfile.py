@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
+from typing import Any
 
 import pytest
 
@@ -24,6 +26,15 @@ class Tiny:
     seed: int = 0
     steps: int = 1
     names: list[str] = field(default_factory=list)
+
+    def __post_init__(self):
+        if self.steps < 1:
+            raise ValueError(f"steps must be >= 1, got {self.steps}")
+
+
+@dataclass
+class Loose:
+    steps: Any = 1
 
     def __post_init__(self):
         if self.steps < 1:
@@ -86,12 +97,61 @@ def test_build_names_the_closest_setting_and_turns_type_errors_into_the_error_cl
         configfile.build(Tiny, {"sed": 4}, what="tiny")
     with pytest.raises(ValueError, match=r"unknown tiny setting 'zzz'; settings are"):
         configfile.build(Tiny, {"zzz": 4}, what="tiny")
-    with pytest.raises(CascadeError, match="not supported between"):  # "x" < 1 inside __post_init__
+    with pytest.raises(CascadeError, match=r"steps must be an integer, got 'x'"):  # the annotation says int
         configfile.build(Tiny, {"steps": "x"}, what="tiny", error=CascadeError)
+    with pytest.raises(CascadeError, match="not supported between"):  # "x" < 1 inside __post_init__
+        configfile.build(Loose, {"steps": "x"}, what="tiny", error=CascadeError)
     with pytest.raises(ValueError, match="an experiment config must be a table/object, got list"):
         configfile.build(Tiny, [("seed", 1)], what="experiment")
     with pytest.raises(ValueError, match="a tiny config must be a table/object, got str"):
         configfile.build(Tiny, "seed", what="tiny")
+
+
+@dataclass
+class Kinds:
+    n: int = 0
+    x: float = 0.0
+    flag: bool = False
+    name: str = ""
+    ids: list[str] = field(default_factory=list)
+    specs: list[Any] = field(default_factory=list)
+    table: dict[str, int] = field(default_factory=dict)
+    limit: int | None = None
+    anything: Any = None
+
+
+@pytest.mark.parametrize(("setting", "value"), [
+    ("n", 3), ("x", 2), ("x", 0.5), ("flag", True), ("name", "a"), ("ids", ["a", "b"]), ("ids", "a"),
+    ("specs", ["a", {"name": "b"}, 3]), ("specs", {"name": "b"}), ("table", {"a": 1}), ("limit", None),
+    ("limit", 4), ("limit", False), ("anything", object()),
+])
+def test_values_that_fit_their_annotation_pass(setting, value):
+    built = getattr(configfile.build(Kinds, {setting: value}, what="kinds"), setting)
+    if setting in ("ids", "specs") and not isinstance(value, list):
+        assert built == [value]  # one item for a list setting is a list of it
+    else:
+        assert built is value
+
+
+@pytest.mark.parametrize(("setting", "value", "message"), [
+    ("n", 2.5, "n must be an integer, got 2.5"), ("n", True, "n must be an integer, got True"),
+    ("x", "hot", "x must be a number, got 'hot'"), ("flag", "yes", "flag must be true or false, got 'yes'"),
+    ("flag", 1, "flag must be true or false, got 1"), ("name", 3, "name must be a string, got 3"),
+    ("ids", [1], "ids must be a list of strings, got [1]"), ("specs", 3, "specs must be a list, got 3"),
+    ("table", {"a": "b"}, "table must be a table/dict of integers, got {'a': 'b'}"),
+    ("limit", "ten", "limit must be an integer or none (leave the setting out), got 'ten'"),
+])
+def test_a_value_of_the_wrong_kind_says_what_its_setting_takes(setting, value, message):
+    with pytest.raises(CascadeError, match="^" + re.escape(message) + "$"):
+        configfile.build(Kinds, {setting: value}, what="kinds", error=CascadeError)
+
+
+def test_a_config_with_a_byte_order_mark_reads_and_a_binary_one_is_named(tmp_path):
+    (tmp_path / "bom.json").write_bytes(b"\xef\xbb\xbf" + json.dumps({"seed": 1}).encode())
+    assert configfile.read_mapping(tmp_path / "bom.json") == {"seed": 1}
+    (tmp_path / "latin1.toml").write_bytes("name = 'caf\xe9'\n".encode("latin-1"))
+    with pytest.raises(ValueError, match=r"latin1\.toml is not a UTF-8 text file; a config must be JSON or TOML"):
+        configfile.read_mapping(tmp_path / "latin1.toml")
 
 
 def test_load_prefixes_a_bad_setting_with_the_path(tmp_path):

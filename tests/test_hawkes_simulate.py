@@ -128,7 +128,7 @@ def test_sample_next_edges():
     assert t > 1.0 and n in (0, 1, 2)
     with pytest.raises(HawkesError, match="pass now >= the last event time"):
         MODEL.sample_next(([0.5, 1.0], [0, 2]), now=0.7, rng=0)
-    with pytest.raises(HawkesError, match="seed/rng must be"):
+    with pytest.raises(HawkesError, match="rng must be a non-negative integer or a numpy Generator"):
         MODEL.sample_next(None, 0.0, rng="abc")
 
 

@@ -225,12 +225,13 @@ def test_category_table_counts_flags_and_accuracy(runs):
 def test_draw_signal_map_draws_points_and_thresholds(runs):
     fig = draw_signal_map(runs["both"])
     ax = fig.axes[0]
-    assert len(ax.collections) >= 2  # right and wrong points (plus the shaded spans)
+    assert len(ax.collections) == 2  # right and wrong points, over the shaded concern region
     labels = ax.get_legend_handles_labels()[1]
     assert "τ_E = 0.5 (H/ln n)" in labels and "τ_D = 0.8" in labels
-    assert "right (2)" in labels and "wrong (2)" in labels
+    assert "right in round 1 (2)" in labels and "wrong in round 1 (2)" in labels
+    assert "concern (both): SE > τ_E or SD < τ_D" in labels
     only_entropy = draw_signal_map(runs["none"], "entropy_only").axes[0].get_legend_handles_labels()[1]
-    assert not any(lab.startswith("τ_D") for lab in only_entropy)
+    assert not any(lab.startswith("τ_D") for lab in only_entropy) and "concern (entropy_only): SE > τ_E" in only_entropy
 
 
 # ----------------------------------------------------------------------------------- sample size

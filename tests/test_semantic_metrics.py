@@ -136,6 +136,21 @@ def test_rouge_l_by_hand():
     assert rouge_l("Paris", "paris.") == 1.0 and rouge_l("", "x") == 0.0 and rouge_l("x y", "z") == 0.0
 
 
+def _lcs_by_table(a, b):
+    """The textbook O(|a|·|b|) dynamic programme."""
+    t = [[0] * (len(b) + 1) for _ in range(len(a) + 1)]
+    for i, x in enumerate(a, 1):
+        for j, y in enumerate(b, 1):
+            t[i][j] = t[i - 1][j - 1] + 1 if x == y else max(t[i - 1][j], t[i][j - 1])
+    return t[-1][-1]
+
+
+@settings(max_examples=200, deadline=None, derandomize=True)
+@given(st.lists(st.sampled_from("abcd"), max_size=70), st.lists(st.sampled_from("abcde"), max_size=70))
+def test_bit_parallel_lcs_equals_the_dynamic_programme(a, b):
+    assert lcs_length(a, b) == _lcs_by_table(a, b) == lcs_length(b, a)
+
+
 def test_lexical_similarity_by_hand():
     r = metric("lexical_similarity").score(["a b c d", "b d e", "a b c d"])
     mean = (4 / 7 + 1.0 + 4 / 7) / 3

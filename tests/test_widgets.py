@@ -183,7 +183,7 @@ def test_picker_creates_replay_backend_with_the_chosen_parameters():
 
 def test_picker_switching_plugin_rebuilds_controls_and_calls_back():
     picker = plugin_picker("llm_backends", value="embedded")
-    assert set(picker.controls) == {"gguf", "n_ctx", "n_threads", "top_logprobs"}
+    assert set(picker.controls) == {"gguf", "n_ctx", "n_threads", "top_logprobs", "reuse_prompt"}
     n_ctx = picker.controls["n_ctx"]
     assert isinstance(n_ctx, widgets.IntSlider) and (n_ctx.min, n_ctx.max, n_ctx.step) == (256, 32768, 256)
     plugin_changes, any_changes = [], []

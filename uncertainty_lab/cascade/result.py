@@ -176,6 +176,8 @@ class CascadeResult(LabResult):
             f"mean S: the run's mean alignment S_t over the steps where it is defined; late S: its mean over {late}; "
             "± sd over runs. trend: OLS slope of the run-averaged S_t on the step, labelled by its 95% CI "
             "(increasing / decreasing / flat when it contains 0), with the per-run labels in brackets. "
+            "global drift: 1 − cos(text, seed event); local drift: 1 − cos(text, weighted centre of its memory); both "
+            "range over [0, 2] (above 1: the text points away from its reference). "
             "global > local: runs whose mean global drift exceeds their mean local drift. S defined: share of "
             "steps with a reference text in the window. copies: share of texts that repeat an earlier one word "
             "for word.",

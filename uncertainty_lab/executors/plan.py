@@ -84,10 +84,10 @@ class Plan:
     def run(self, experiment: Any, config: Any, context: Any, units: Sequence[Any],
             log: Callable[[int, int, str, float], None] | None = None) -> dict[tuple, Any]:
         """Every unit's record, keyed and ordered as the units; ``log(done, total, label, seconds)`` after each."""
-        from tqdm.auto import tqdm
+        from ..progress import bar as progress_bar
 
-        bar = tqdm(total=len(units), desc=f"{experiment.name} {experiment.unit_name}s", unit=experiment.unit_name,
-                   disable=not config.progress)
+        bar = progress_bar(total=len(units), show=config.progress, desc=f"{experiment.name} {experiment.unit_name}s",
+                           unit=experiment.unit_name)
         done: list[Any] = []
 
         def on_done(unit: Any, record: Any, outcome: Any) -> None:

@@ -143,7 +143,7 @@ def _axes(ax, **kw):
     import matplotlib.pyplot as plt
 
     if ax is None:
-        fig, ax = plt.subplots(**kw)
+        fig, ax = plt.subplots(**kw, layout="constrained")  # room for a legend outside the axes
         return fig, ax
     return ax.figure, ax
 
@@ -189,7 +189,8 @@ def plot_intensity(
     node_names=None,
 ):
     """λ_i(t) over time for the chosen nodes (sawtooth: evaluated on a grid and just before and after every
-    event), with each node's events as ticks under its curve. Returns (Figure, Axes)."""
+    event), with each node's events as ticks under its curve; the legend to the right of the axes, where it hides
+    no curve. Returns (Figure, Axes)."""
     _check(model, stream)
     lo, hi = t_range if t_range is not None else (stream.start_time, stream.end_time)
     if not hi > lo:
@@ -211,11 +212,12 @@ def plot_intensity(
         mine = stream.times[(stream.nodes == i) & (stream.times >= lo) & (stream.times <= hi)]
         y = -0.04 * ymax * (k + 1)
         ax.plot(mine, np.full(mine.size, y), "|", color=line.get_color(), ms=6)
-    ax.set_xlim(lo, hi)
+    pad = 0.01 * (hi - lo)  # an event tick at either end shows whole
+    ax.set_xlim(lo - pad, hi + pad)
     ax.set_xlabel("time")
     ax.set_ylabel("intensity λ_i(t)")
     ax.set_title("conditional intensity (ticks: events)")
-    ax.legend(fontsize="small", loc="upper right")
+    ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0)
     return fig, ax
 
 

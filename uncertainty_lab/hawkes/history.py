@@ -15,13 +15,17 @@ from .events import EventStream
 __all__ = ["as_history", "as_rng"]
 
 
-def as_rng(seed: Any) -> np.random.Generator:
-    """A numpy Generator from a Generator (used as is), an int, a SeedSequence or None (fresh entropy)."""
+def as_rng(seed: Any, name: str = "seed") -> np.random.Generator:
+    """A numpy Generator from a Generator (used as is), a non-negative int, a SeedSequence or None (fresh entropy);
+    anything else is an error naming ``name`` (the caller's argument)."""
     if isinstance(seed, np.random.Generator):
         return seed
-    if seed is None or isinstance(seed, (int, np.integer, np.random.SeedSequence)):
+    if isinstance(seed, (int, np.integer)) and not isinstance(seed, (bool, np.bool_)) and seed >= 0:
+        return np.random.default_rng(int(seed))
+    if seed is None or isinstance(seed, np.random.SeedSequence):
         return np.random.default_rng(seed)
-    raise HawkesError(f"seed/rng must be an int, a numpy Generator or None, got {type(seed).__name__}")
+    raise HawkesError(f"{name} must be a non-negative integer or a numpy Generator (or None for fresh entropy), "
+                      f"got {seed!r}")
 
 
 def as_history(history: Any, n_nodes: int, name: str = "history") -> tuple[np.ndarray, np.ndarray, float]:

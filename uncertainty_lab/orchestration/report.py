@@ -115,4 +115,6 @@ def calibration_lines(result: Any) -> list[str]:
                          f"{g.note or '—'} |")
         union = "—" if math.isnan(cal.union_rate) else f"{cal.union_rate:.0%}"
         lines += [f"| either gate (policy 'both') | | {preset['any']:.0%} | | {union} | |", ""]
+    lines += ["Its dev fire rate: the share of dev questions on which that gate alone raises a concern in round 1 at "
+              "that threshold; either gate: the share on which at least one of the two does (the 'both' policy).", ""]
     return lines

@@ -123,6 +123,10 @@ class OrchestrationResult(LabResult):
         for r in self.auroc_rows():
             a = "undefined (all right or all wrong)" if math.isnan(r["auroc"]) else f"{r['auroc']:.3f}"
             lines.append(f"| {r['model']} | {r['signal']} | {a} | {r['n']} | {r['wrong']} | {r['missing']} |")
+        lines += ["", "AUROC = the probability that a right first answer has the higher confidence (1 − SE, SD) than "
+                  "a wrong one, ties counting ½ (0.5 = no better than chance); no concern (policy) = that policy's "
+                  "round-1 verdict as a 0/1 score; n = questions with a value; wrong = first answers not right among "
+                  "them; missing = questions without a value."]
         return "\n".join(lines)
 
     def paired(self) -> list[tuple[str, Any]]:
@@ -158,11 +162,15 @@ class OrchestrationResult(LabResult):
     def report(self) -> str:
         """The whole summary as markdown: warnings, grader and data first; the policy table, paired verdicts,
         AUROCs, gate fire rates (and calibration), cache hit rate, caveats."""
-        note = ("calls/q = generations requested per question; generated/q = those not already in the completion "
+        note = ("accuracy = right final answers / n, with the 95% Wilson interval; "
+                "calls/q = generations requested per question; generated/q = those not already in the completion "
                 "cache; wall s/q counts cached completions as free"
                 + (", and the policies share one cache (the first policy pays for the shared first round)"
                    if self.config.share_cache else "")
-                + "; refused = final answers that refused (counted as not correct, except on items that ask to be "
+                + "; rounds/q = mean rounds per question; accepted r1 = questions accepted in round 1; "
+                  "reprompt/reassign/delegate = remedies summed over questions; final select = questions ended by "
+                  "choosing the best round's answer; invalid = final answers that failed validation; "
+                  "refused = final answers that refused (counted as not correct, except on items that ask to be "
                   "declined)")
         parts = [*self.header_lines(), "", "## Policies", "", self.summary_table(), "", note + ".", "",
                  "## Paired comparisons (McNemar, same questions)", ""]

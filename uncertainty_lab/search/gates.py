@@ -12,8 +12,9 @@ Built-ins:
 
 - ``exhaustion`` — the paper's programmatic gate. For step t with action text a_t and passage ids C_t:
   J_t = max_{t-W ≤ i < t} Jaccard(tok(a_t), tok(a_i)) (0 when there is no earlier action) and
-  UPR_t = |C_t \\ ∪_{i<t} C_i| / max(1, |C_t|); round t *qualifies* when J_t ≥ τ_J and UPR_t ≤ τ_U; the gate
-  fires at the p-th consecutive qualifying round. Lexical Jaccard (no embeddings). tok = lower-cased
+  UPR_t = |C_t \\ ∪_{i<t} C_i| / max(1, |C_t|) with C_t the *set* of ids (a passage retrieved twice in one
+  round counts once); round t *qualifies* when J_t ≥ τ_J and UPR_t ≤ τ_U; the gate fires at the p-th
+  consecutive qualifying round. Lexical Jaccard (no embeddings). tok = lower-cased
   alphanumeric tokens. An empty retrieval has UPR 0 and counts as "no novelty". Only search and read actions
   are rounds (a read's action text is ``read <doc id>``, so re-reading one file is a repeat); an ``answer``
   action is not a round: it neither extends nor breaks the streak and does not enter the window.
@@ -108,14 +109,16 @@ class ExhaustionGate(StoppingGate):
             j = max(sims)
         else:
             j = 0.0
-        new = [i for i in dict.fromkeys(ids) if i not in self._seen]
-        upr = len(new) / max(1, len(ids))
+        distinct = list(dict.fromkeys(ids))  # C_t as a set: the rate is over distinct passages
+        new = [i for i in distinct if i not in self._seen]
+        upr = len(new) / max(1, len(distinct))
         qualifies = j >= self.tau_j and upr <= self.tau_u
         self._streak = self._streak + 1 if qualifies else 0
         self._recent.append(tokens)
         self._seen.update(ids)
         self._rounds += 1
-        signals = {"round": True, "jaccard": j, "upr": upr, "n_passages": len(ids), "n_new": len(new),
+        signals = {"round": True, "jaccard": j, "upr": upr, "n_passages": len(ids), "n_distinct": len(distinct),
+                   "n_new": len(new),
                    "qualifies": qualifies, "streak": self._streak, "p": self.p, "tau_j": self.tau_j,
                    "tau_u": self.tau_u, "window": self.window}
         if self._streak >= self.p:

@@ -207,7 +207,11 @@ class SearchResult(LabResult):
             "model tokens = prompt + completion of every model call (token proxy of `search.text.count_tokens`). "
             "Loop: a search/read that repeats an earlier one (Jaccard ≥ "
             f"{cfg.loop_threshold}) and shows nothing new. Premature stop: a gate or the model stopped before every "
-            "supporting document was seen.", "",
+            "supporting document was seen. Support recall: the share of a question's supporting documents the "
+            "episode saw. Stops: how many episodes ended for each reason (the gates' stop kinds; budget = max_steps "
+            "ran out). Invalid: final answers that are empty or abstain (\"unknown\", \"I don't know\") — with the "
+            "oracle reader, an abstention means the evidence was incomplete when the episode stopped. Intervals: "
+            "Wilson for rates, percentile bootstrap for means, at the level in brackets.", "",
             "## Token savings of the exhaustion gate", "", self.savings_table(), "",
             "Paper (GPT-4o-mini, four harnesses, three domains): *up to 39% fewer tokens with no loss of task "
             "accuracy* from the exhaustion gate. A saving here counts as \"at equal accuracy\" only where the "

@@ -93,12 +93,13 @@ def ece(confidence, correct, *, n_bins: int = 10, strategy: str = "equal_width")
 def reliability_diagram(confidence, correct, *, n_bins: int = 10, strategy: str = "equal_width", ax=None,
                         title: str | None = None):
     """Bin accuracy against bin confidence (bars over each bin, dots at the mean confidence), the
-    diagonal of perfect calibration, each bin's count, and the ECE in the title. Returns the Figure."""
+    diagonal of perfect calibration, each bin's count, and the ECE in the title. The limits are padded so a dot
+    at accuracy 0 or 1 and its count show whole; the legend sits under the axes. Returns the Figure."""
     import matplotlib.pyplot as plt
 
     bins = calibration_bins(confidence, correct, n_bins=n_bins, strategy=strategy)
     if ax is None:
-        fig, ax = plt.subplots(figsize=(5, 5))
+        fig, ax = plt.subplots(figsize=(5, 5.6), layout="constrained")
     else:
         fig = ax.figure
     filled = bins.count > 0
@@ -109,10 +110,10 @@ def reliability_diagram(confidence, correct, *, n_bins: int = 10, strategy: str 
     ax.plot([0, 1], [0, 1], "--", color="grey", label="perfect calibration")
     for x, acc, k in zip(bins.confidence[filled], bins.accuracy[filled], bins.count[filled], strict=True):
         ax.annotate(f"n={k}", (x, acc), textcoords="offset points", xytext=(0, 6), ha="center", fontsize=8)
-    ax.set(xlim=(0, 1), ylim=(0, 1.08), xlabel="confidence", ylabel="accuracy", aspect="equal")
+    ax.set(xlim=(-0.05, 1.05), ylim=(-0.05, 1.12), xlabel="confidence", ylabel="accuracy", aspect="equal")
     value = ece(confidence, correct, n_bins=n_bins, strategy=strategy)
     ax.set_title(title or f"Reliability ({strategy.replace('_', '-')}, {n_bins} bins): ECE = {value:.3f}")
-    ax.legend(loc="upper left", fontsize=8)
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.14), ncols=3, fontsize=8)
     return fig
 
 

@@ -12,7 +12,8 @@ Two ways to turn pair judgements into a partition, which differ whenever the jud
 
 :func:`compare_clusterings` shows where the two disagree and which triples break transitivity.
 Identical texts are always in the same class (a text entails itself); the judge sees unique texts only.
-Class labels are numbered by first appearance.
+Class labels are numbered by first appearance. A code point no UTF-8 text can hold (a lone surrogate) is replaced
+by U+FFFD with a warning naming the text (:func:`~uncertainty_lab.semantic.text.valid_text`).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from .judges_base import Judgement, resolve_judge
+from .text import valid_text
 
 __all__ = [
     "METHODS",
@@ -92,13 +94,19 @@ def judge_many(judge: Any, question: str, pairs: Sequence[tuple[str, str]]) -> l
     return out
 
 
-def _unique(texts: Sequence[str]) -> tuple[list[str], list[int]]:
+def _texts(texts: Sequence[str]) -> list[str]:
+    """The texts as a list of strings, each through :func:`valid_text` (a lone surrogate becomes U+FFFD)."""
     if isinstance(texts, str):
         raise TypeError("texts must be a list of strings, not one string")
     texts = list(texts)
     for i, t in enumerate(texts):
         if not isinstance(t, str):
             raise TypeError(f"texts[{i}] must be a string, got {type(t).__name__}")
+        texts[i] = valid_text(t, f"texts[{i}]")
+    return texts
+
+
+def _unique(texts: list[str]) -> tuple[list[str], list[int]]:
     uniq = list(dict.fromkeys(texts))
     where = {t: k for k, t in enumerate(uniq)}
     return uniq, [where[t] for t in texts]
@@ -116,6 +124,7 @@ def _failures(judgements) -> tuple[str, ...]:
 def greedy_clusters(texts: Sequence[str], judge: Any = "exact", question: str = "") -> Clustering:
     """Kuhn et al.'s greedy representative clustering (see the module doc)."""
     judge = resolve_judge(judge)
+    texts = _texts(texts)
     uniq, index = _unique(texts)
     used: dict[tuple[str, str], Judgement] = {}
     if getattr(judge, "batch_all_pairs", False) and len(uniq) > 1:
@@ -143,6 +152,7 @@ def greedy_clusters(texts: Sequence[str], judge: Any = "exact", question: str = 
 def transitive_clusters(texts: Sequence[str], judge: Any = "exact", question: str = "") -> Clustering:
     """Transitive closure of the judge's equivalences over all pairs (union-find)."""
     judge = resolve_judge(judge)
+    texts = _texts(texts)
     uniq, index = _unique(texts)
     parent = list(range(len(uniq)))
 
@@ -201,6 +211,7 @@ class ClusteringComparison:
 def compare_clusterings(texts: Sequence[str], judge: Any = "exact", question: str = "") -> ClusteringComparison:
     """Cluster both ways and list what makes them differ (all pairs are judged once, then cached)."""
     judge = resolve_judge(judge)
+    texts = _texts(texts)
     uniq, index = _unique(texts)
     pairs = list(itertools.combinations(uniq, 2))
     eq = {frozenset(p) for p, j in zip(pairs, judge_many(judge, question, pairs), strict=True) if j.equivalent}
@@ -229,6 +240,7 @@ def similarity_matrix(judge: Any, texts: Sequence[str], question: str = "", *, a
     if affinity not in ("entail", "contra"):
         raise ValueError(f"affinity must be 'entail' or 'contra', got {affinity!r}")
     judge = resolve_judge(judge)
+    texts = _texts(texts)
     uniq, index = _unique(texts)
     m = len(uniq)
     w = np.eye(m)

@@ -9,6 +9,10 @@ estimate in a meaning space). Four named variants, because implementations disag
                                                                                 so K ∈ [0, 1])
     SD(y*|x)     = Σ_i w_i K(v*, v_i) / Σ_i w_i,   w_i = p(y_i|x)^{1/L_i}        (length-normalised likelihood)
 
+    The target's own term is K(y*, y*) = 1 (a text entails itself), and that pair is not sent to the judge.
+    Qiu & Miikkulainen's code runs NLI on the self pair too, so their K(y*, y*) is the NLI model's (a little
+    below 1): with few references their density is a little lower than this one.
+
 ``embedding_response`` — the same estimator with all-MiniLM-L6-v2 embeddings u = φ(y):
     K = max(0, 1 − ‖u* − u_i‖² / h²); for unit vectors and h = 1 this is max(0, 2 cos − 1).
 
@@ -20,6 +24,8 @@ estimate in a meaning space). Four named variants, because implementations disag
     Not a kernel density (no kernel, no likelihood, not response-specific); offered to show the difference.
 
 ``auto`` runs ``nli`` when the judge gives NLI probabilities and ``embedding_response`` otherwise.
+The embedding variants read what the embedder reads: all-MiniLM-L6-v2 embeds only the first 256 word pieces of a
+text, so texts that differ only after that count as the same; ``details["truncated"]`` counts the texts cut so.
 The target (response-specific variants) is the greedy answer when the sample set has one, else sample 0,
 unless ``target`` names a sample index; a greedy target joins the references, as y* is among Qiu &
 Miikkulainen's references. With ``unique_references`` (default) identical texts count once: sampling
@@ -62,7 +68,9 @@ def nli_distance(p_forward, p_backward) -> float:
 
 @dataclass
 class SemanticDensity(JudgedMetric):
-    """Semantic density (Qiu & Miikkulainen 2024) and HASSUM's embedding variant (see the module doc)."""
+    """Semantic density (Qiu & Miikkulainen 2024) and HASSUM's embedding variant (see the module doc). The ``nli``
+    variant takes K(y*, y*) = 1 without judging the self pair, where Qiu & Miikkulainen's code judges it with NLI;
+    the embedding variants see only the first 256 word pieces of a text (``details["truncated"]``)."""
 
     name: ClassVar[str] = "semantic_density"
     summary: ClassVar[str] = "kernel density of answers near the target in meaning space (NLI or embedding variants)"
@@ -97,6 +105,12 @@ class SemanticDensity(JudgedMetric):
         self._variant = self.variant if self.variant != "auto" else ("nli" if gives else "embedding_response")
 
     # -- embeddings ----------------------------------------------------------------------------------
+    def _truncated(self, texts: list[str]) -> int | None:
+        """How many of ``texts`` the embedder reads only in part (None when it cannot say)."""
+        prepared = [normalise_answer(t) for t in texts] if self.embed_normalised else list(texts)
+        count = getattr(self.embedder, "truncated", None)
+        return len(count(prepared)) if callable(count) else None
+
     def _embed(self, texts: list[str]) -> np.ndarray:
         if self.embedder is None:
             judge_embedder = getattr(self._judge, "embedder", None)
@@ -133,7 +147,8 @@ class SemanticDensity(JudgedMetric):
         else:
             d = float((k.sum() - np.trace(k)) / (n * (n - 1)))
         return self._done(d, kernel=k.tolist(), include_diagonal=self.include_diagonal, bandwidth=self.bandwidth,
-                          weighting="none (Eq. 2 is unweighted)", lower_bound=1.0 / n if self.include_diagonal else 0.0)
+                          weighting="none (Eq. 2 is unweighted)", lower_bound=1.0 / n if self.include_diagonal else 0.0,
+                          truncated=self._truncated(samples.texts))
 
     def _mean_cosine(self, samples: SampleSet) -> MetricResult:
         e = self._embed(samples.texts)
@@ -141,7 +156,8 @@ class SemanticDensity(JudgedMetric):
         n = samples.n
         mean = float((cos.sum() - np.trace(cos)) / (n * (n - 1)))
         return self._done(min(1.0, max(0.0, mean)), cosine=cos.tolist(), raw_mean_cosine=mean,
-                          weighting="none", note="mean pairwise cosine: not a kernel density estimate")
+                          weighting="none", note="mean pairwise cosine: not a kernel density estimate",
+                          truncated=self._truncated(samples.texts))
 
     def _references(self, samples: SampleSet):
         lps = samples.length_normalised_logprobs
@@ -179,17 +195,25 @@ class SemanticDensity(JudgedMetric):
         else:
             w = np.ones(len(refs))
         if self._variant == "nli":
-            directed = [d for t in texts for d in ((target, t), (t, target))]
-            probs = np.asarray(self._judge.probabilities_many(samples.question, directed), dtype=float)
-            sq = np.array([0.0 if t == target else nli_distance(probs[2 * i], probs[2 * i + 1])
-                           for i, t in enumerate(texts)])
-            extra: dict[str, Any] = {"nli_probabilities": probs.reshape(len(texts), 2, 3).tolist()}
+            sq, extra = self._nli_distances(samples.question, target, texts)
         else:
             e = self._embed([target, *texts])
             sq = np.clip(2.0 - 2.0 * (e[1:] @ e[0]), 0.0, 4.0) / self.bandwidth**2
-            extra = {"bandwidth": self.bandwidth}
+            extra = {"bandwidth": self.bandwidth, "truncated": self._truncated(texts)}
         k = epanechnikov(sq)
         density = float((w * k).sum() / w.sum())
         return self._done(density, target=target, target_source=source, references=texts,
                           weights=(w / w.sum()).tolist(), weighting=weighting, sq_distances=sq.tolist(),
                           kernel=k.tolist(), **extra)
+
+    def _nli_distances(self, question: str, target: str, texts: list[str]) -> tuple[np.ndarray, dict[str, Any]]:
+        """E‖v* − v_i‖² per reference from NLI both ways; the target itself is at distance 0 and not judged."""
+        others = list(dict.fromkeys(t for t in texts if t != target))
+        directed = [d for t in others for d in ((target, t), (t, target))]
+        probs = np.asarray(self._judge.probabilities_many(question, directed), dtype=float).reshape(-1, 2, 3) \
+            if directed else np.zeros((0, 2, 3))
+        by_text = dict(zip(others, probs, strict=True))
+        self_pair = np.array([[0.0, 0.0, 1.0], [0.0, 0.0, 1.0]])  # y* entails itself both ways
+        pairs = [by_text.get(t, self_pair) for t in texts]
+        sq = np.array([0.0 if t == target else nli_distance(p[0], p[1]) for t, p in zip(texts, pairs, strict=True)])
+        return sq, {"nli_probabilities": [p.tolist() for p in pairs], "self_pair": "K(y*, y*) = 1, not judged"}

@@ -118,7 +118,7 @@ class SemanticEntropy(_Clustered):
         return _entropy_result(
             self, h, samples.n, cluster_probabilities=p.tolist(), sample_weights=weights.tolist(),
             normalisation="w_i = exp(mean token logprob); p(C) = sum of w_i in C, renormalised over clusters",
-            **self._cluster_details(c))
+            **self._cluster_details(c, samples.question))
 
 
 @dataclass
@@ -134,7 +134,7 @@ class DiscreteSemanticEntropy(_Clustered):
         c = self._cluster(samples)
         p = np.asarray(c.sizes, dtype=float) / samples.n
         return _entropy_result(self, _entropy(p), samples.n, cluster_probabilities=p.tolist(),
-                               **self._cluster_details(c))
+                               **self._cluster_details(c, samples.question))
 
 
 @dataclass
@@ -149,7 +149,7 @@ class NumSemanticSets(_Clustered):
     def _score(self, samples: SampleSet) -> MetricResult:
         c = self._cluster(samples)
         norm = (c.n_clusters - 1) / (samples.n - 1)
-        return self._result(c.n_clusters, 1.0 - norm, norm, **self._cluster_details(c))
+        return self._result(c.n_clusters, 1.0 - norm, norm, **self._cluster_details(c, samples.question))
 
 
 @dataclass

@@ -99,6 +99,11 @@ class EmbeddingJudge(EquivalenceJudge):
         text = normalise_answer(text) if self.normalise else text
         return f"{question} {text}" if self.prepend_question and question else text
 
+    def truncated(self, question: str, texts: Sequence[str]) -> int | None:
+        """How many of ``texts`` the embedder reads only in part, as this judge prepares them (None: cannot say)."""
+        count = getattr(self.embedder, "truncated", None)
+        return len(count([self._prepare(question, t) for t in texts])) if callable(count) else None
+
     def encode(self, question: str, texts: Sequence[str]) -> np.ndarray:
         """Unit-norm embeddings of ``texts`` as this judge sees them."""
         vecs = np.asarray(self.embedder.encode([self._prepare(question, t) for t in texts]), dtype=float)

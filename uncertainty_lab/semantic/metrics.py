@@ -130,11 +130,14 @@ class _Clustered(JudgedMetric):
 
         return cluster(samples.texts, self._judge, samples.question, self.clustering)
 
-    def _cluster_details(self, c) -> dict[str, Any]:
+    def _cluster_details(self, c, question: str = "") -> dict[str, Any]:
         d = {"judge": self.judge_label(), "clustering": c.method, "labels": list(c.labels), "clusters": c.clusters,
              "cluster_texts": [c.texts[members[0]] for members in c.clusters], "n_clusters": c.n_clusters}
         if c.parse_failures:
             d["parse_failures"] = list(c.parse_failures)
+        truncated = getattr(self._judge, "truncated", None)
+        if callable(truncated):  # an embedding judge reads only a text's first word pieces
+            d["truncated"] = truncated(question, list(c.texts))
         return d
 
 

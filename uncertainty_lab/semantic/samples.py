@@ -19,6 +19,8 @@ from typing import Any
 
 import numpy as np
 
+from .text import valid_text
+
 __all__ = ["SampleSet", "as_sample_set", "sample_answers"]
 
 
@@ -54,6 +56,9 @@ class SampleSet:
       *not* one of ``texts``: sample it separately and the same way (HASSUM §6: a terse primary beside verbose
       extras makes the metrics measure format).
     - ``meta``: provenance (backend, model, temperature, seed, finish reasons, an error if sampling failed).
+
+    Every text (``texts``, ``question``, ``greedy``) passes :func:`~uncertainty_lab.semantic.text.valid_text`: a
+    code point no UTF-8 text can hold (a lone surrogate) is replaced by U+FFFD with a warning naming the sample.
     """
 
     texts: list[str]
@@ -70,8 +75,10 @@ class SampleSet:
         for i, t in enumerate(self.texts):
             if not isinstance(t, str):
                 raise TypeError(f"texts[{i}] must be a string, got {type(t).__name__}")
+            self.texts[i] = valid_text(t, f"texts[{i}]")
         if not isinstance(self.question, str):
             raise TypeError(f"question must be a string, got {type(self.question).__name__}")
+        self.question = valid_text(self.question, "question")
         if self.logprobs is not None:
             lps = list(self.logprobs)
             if len(lps) != len(self.texts):
@@ -82,6 +89,8 @@ class SampleSet:
             self.logprobs = [None if lp is None else _token_logprobs(lp, f"logprobs[{i}]") for i, lp in enumerate(lps)]
         if self.greedy is not None and not isinstance(self.greedy, str):
             raise TypeError(f"greedy must be a string or None, got {type(self.greedy).__name__}")
+        if self.greedy is not None:
+            self.greedy = valid_text(self.greedy, "greedy")
         if self.greedy_logprobs is not None:
             if self.greedy is None:
                 raise ValueError("greedy_logprobs given without a greedy answer")

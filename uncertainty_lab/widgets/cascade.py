@@ -29,6 +29,7 @@ import numpy as np
 from .. import registry
 from ..table import Table
 from .cascade_views import (
+    draw_uncertainty_curves,
     memory_table,
     plot_alpha,
     plot_beta_grid,
@@ -48,6 +49,7 @@ __all__ = [
     "cascade_explorer",
     "comparison_table",
     "draw_panel",
+    "draw_uncertainty_curves",
     "memory_table",
     "plot_alpha",
     "plot_beta_grid",
@@ -185,13 +187,15 @@ def comparison_table(results: Sequence[PanelResult]) -> Table:
 
 
 def draw_panel(results: Sequence[PanelResult], *, late_fraction: float = 1 / 3):
-    """Left: S_t of the last few results (the current one bold), late window of the current one shaded. Right:
-    the current run's global and local drift per step. Returns the Figure."""
+    """Left: S_t of the last few results (the current one bold; each result's points dodged sideways so equal
+    values stay visible), late window of the current one shaded. Right: the current run's global and local drift
+    per step (1 − cos, in [0, 2]). Legends sit outside the plotting area. Returns the Figure."""
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import MaxNLocator
 
     if not results:
         raise ValueError("draw_panel needs at least one PanelResult")
-    fig, (ax_s, ax_d) = plt.subplots(1, 2, figsize=(11, 3.6), constrained_layout=True)
+    fig, (ax_s, ax_d) = plt.subplots(1, 2, figsize=(12, 3.8), constrained_layout=True)
     shown = list(results)[-_SHOWN:]
     first = len(results) - len(shown) + 1
     current = shown[-1]
@@ -199,26 +203,33 @@ def draw_panel(results: Sequence[PanelResult], *, late_fraction: float = 1 / 3):
     if L:
         late_start = L - max(1, math.ceil(late_fraction * L)) + 1
         ax_s.axvspan(late_start - 0.5, L + 0.5, color="0.92", zorder=0, label="late window")
-    for n, r in enumerate(shown, start=first):
+    for i, (n, r) in enumerate(enumerate(shown, start=first)):
         v = r.diagnostics.curves["alignment"].values
         bold = r is current
         s = r.summary
-        ax_s.plot(np.arange(1, v.size + 1), v, marker="o", ms=4 if bold else 2, lw=2.2 if bold else 1,
-                  alpha=1 if bold else 0.6, label=f"#{n} {s['selector']}, k={s['k']}, T={s['temperature']:g}")
+        x = np.arange(1, v.size + 1) + (i - (len(shown) - 1) / 2) * 0.1
+        ax_s.plot(x, v, color=f"C{i}", lw=2.2 if bold else 1, alpha=0.6)
+        ax_s.plot(x, v, color=f"C{i}", ls="none", marker="osD^v"[i % 5], ms=5 if bold else 3.5,
+                  label=f"#{n} {s['selector']}, k={s['k']}, T={s['temperature']:g}")
+    for ax in (ax_s, ax_d):
+        ax.set_xlim(0.5, max(L, 1) + 0.5)
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax_s.set_xlabel("step t")
     ax_s.set_ylabel("S_t (alignment)")
     ax_s.set_title("alignment with the held-out headlines", fontsize="medium")
     ax_s.grid(alpha=0.3)
-    ax_s.legend(fontsize="x-small")
-    for key, label in (("global_drift", "global drift (from the seed)"),
-                       ("local_drift", "local drift (from the memory)")):
+    ax_s.legend(fontsize="x-small", loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0)
+    for j, (key, label) in enumerate((("global_drift", "global drift (from the seed)"),
+                                      ("local_drift", "local drift (from the memory)"))):
         v = current.diagnostics.curves[key].values
-        ax_d.plot(np.arange(1, v.size + 1), v, marker="o", ms=3, label=label)
+        x = np.arange(1, v.size + 1) + (j - 0.5) * 0.1
+        ax_d.plot(x, v, color=f"C{j}", lw=1.5, alpha=0.6)
+        ax_d.plot(x, v, color=f"C{j}", ls="none", marker="os"[j], ms=4, label=label)
     ax_d.set_xlabel("step t")
-    ax_d.set_ylabel("1 − cosine")
+    ax_d.set_ylabel("1 − cosine (0 to 2)")
     ax_d.set_title(f"drift of run #{len(results)}", fontsize="medium")
     ax_d.grid(alpha=0.3)
-    ax_d.legend(fontsize="small")
+    ax_d.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0)
     return fig
 
 

@@ -7,8 +7,8 @@ functions over a fit or a :class:`~uncertainty_lab.cascade.CascadeRun` that a te
   target, the recency order, the selected set S and the normalised weights (for other selectors: what they chose);
 - :func:`prompt_text` — the messages the model saw, as plain text;
 - :func:`steps_table` — one row per step: time, node, memory (node: weight), text, S_t and the two drifts;
-- :func:`samples_table` / :func:`uncertainty_curve` — the alternative samples stored in a run, and their
-  rescoring with another metric (no model calls).
+- :func:`samples_table` / :func:`uncertainty_curve` / :func:`draw_uncertainty_curves` — the alternative samples
+  stored in a run, their rescoring with another metric (no model calls), and the curves side by side.
 """
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ import numpy as np
 from .. import registry
 from ..table import Table
 
-__all__ = ["memory_table", "plot_alpha", "plot_beta_grid", "prompt_text", "samples_table", "steps_table",
-           "uncertainty_curve"]
+__all__ = ["draw_uncertainty_curves", "memory_table", "plot_alpha", "plot_beta_grid", "prompt_text", "samples_table",
+           "steps_table", "uncertainty_curve"]
 
 
 def rounded(x: float, nd: int = 3) -> float:
@@ -86,14 +86,17 @@ def plot_beta_grid(fit: Any, *, ax: Any = None):
     if chosen.any():
         ax.scatter(beta[chosen], ll[chosen], s=160, facecolors="none", edgecolors="C3", lw=2, zorder=3,
                    label="chosen")
-    for b, v, r in zip(beta, ll, rows, strict=True):
-        ax.annotate(f"ρ={r['rho']:.2f}", (b, v), textcoords="offset points", xytext=(4, -12), fontsize="x-small")
+    for i, (b, v, r) in enumerate(zip(beta, ll, rows, strict=True)):  # the end labels lean inwards
+        ha = "left" if i == 0 else "right" if i == len(rows) - 1 else "center"
+        ax.annotate(f"ρ={r['rho']:.2f}", (b, v), textcoords="offset points", xytext=(0, -14), ha=ha,
+                    fontsize="x-small")
     ax.set_xscale("log")
+    ax.margins(x=0.06, y=0.22)  # room for the labels under the points and the ring round the chosen one
     ax.set_xlabel("decay β (per hour; log scale)")
     ax.set_ylabel("log-likelihood ℓ(β)")
     ax.set_title("choosing β on the training events", fontsize="medium")
     ax.grid(alpha=0.3)
-    ax.legend(fontsize="small")
+    ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0)
     return fig, ax
 
 
@@ -209,3 +212,34 @@ def uncertainty_curve(run: Any, metric: Any) -> np.ndarray:
         if s.samples:
             out[i] = float(metric.score(SampleSet.from_texts(list(s.samples), None, "")).uncertainty)
     return out
+
+
+def draw_uncertainty_curves(curves: Mapping[str, Sequence[float]], m: int, *, ax: Any = None):
+    """Per-step discrete semantic entropy of ``m`` alternative samples, one curve per judge (``{label: values}``),
+    with ln m — every sample its own meaning — as a wide pale band under them. Equal values stay visible: the
+    curves are dodged sideways by a fraction of a step, with a marker each, and joined by translucent lines.
+    Returns (Figure, Axes)."""
+    import matplotlib.pyplot as plt
+    from matplotlib.ticker import MaxNLocator
+
+    if ax is None:
+        fig, ax = plt.subplots(figsize=(9, 3.6), constrained_layout=True)
+    else:
+        fig = ax.figure
+    top = math.log(m) if m > 1 else 1.0
+    ax.axhline(top, color="0.6", lw=9, alpha=0.35, zorder=0,
+               label=f"ln {m} = {top:.2f}: all {m} samples mean different things")
+    length = max((len(v) for v in curves.values()), default=0)
+    for i, (label, values) in enumerate(curves.items()):
+        x = np.arange(1, len(values) + 1) + (i - (len(curves) - 1) / 2) * 0.1
+        ax.plot(x, values, color=f"C{i}", lw=1.5, alpha=0.6)
+        ax.plot(x, values, color=f"C{i}", ls="none", marker="osD^v"[i % 5], ms=6, label=label)
+    ax.set_xlim(0.5, length + 0.5)
+    ax.set_ylim(-0.1, top + 0.25)
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.set_xlabel("step t (the judges' points side by side)")
+    ax.set_ylabel("discrete semantic entropy (nats)")
+    ax.set_title(f"per-step semantic uncertainty of {m} alternative samples", fontsize="medium")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0)
+    return fig, ax

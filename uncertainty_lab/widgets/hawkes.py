@@ -174,11 +174,14 @@ def _draw_intensity(ax: Any, model: Any, stream: Any, summary: dict[str, Any], n
     mu, alpha, beta, T = summary["mu"], summary["alpha"], summary["beta"], summary["T"]
     n, label, end = summary["branching_ratio"], summary["label"], summary["end_time"]
     plot_intensity(model, stream, t_range=(0.0, end), n_points=n_points, ax=ax, node_names=["λ(t)"])
-    ax.axhline(mu, color="grey", lw=0.8, ls=":", label=f"μ = {mu:g}")
-    if n < 1.0:
+    if n == 0.0:  # λ(t) = μ = the stationary mean: one line says so, none hides another
+        ax.axhline(mu, color="k", lw=0.8, ls="--", label=f"μ = {mu:g} = the stationary mean (α = 0)")
+    else:
+        ax.axhline(mu, color="grey", lw=0.8, ls=":", label=f"μ = {mu:g}")
+    if 0.0 < n < 1.0:
         ax.axhline(summary["stationary_rate"], color="k", lw=0.8, ls="--",
                    label=f"stationary mean μ/(1−n) = {summary['stationary_rate']:.3g}")
-    ax.legend(fontsize="small", loc="upper left")
+    ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0)
     ax.set_ylabel("intensity λ(t)")
     stop = (f"stopped at the cap of {max_events} events, t = {end:.3g} of T = {T:g}" if summary["capped"]
             else f"{stream.n_events} events on [0, {T:g}]")
@@ -187,21 +190,25 @@ def _draw_intensity(ax: Any, model: Any, stream: Any, summary: dict[str, Any], n
 
 
 def _draw_count(ax: Any, stream: Any, summary: dict[str, Any]) -> None:
-    """N(t) as a step against E[N(t)]; on a log scale when explosive (exponential growth is a straight line)."""
+    """N(t) as a step against E[N(t)]; on a log scale when explosive (exponential growth is a straight line),
+    where both start at 1 event (a log axis has no 0)."""
     end = summary["end_time"]
-    ax.step(np.concatenate([[0.0], stream.times, [end]]),
-            np.concatenate([[0], np.arange(1, stream.n_events + 1), [stream.n_events]]),
-            where="post", lw=1.2, label="N(t), simulated")
+    times = np.concatenate([[0.0], stream.times, [end]])
+    counts = np.concatenate([[0], np.arange(1, stream.n_events + 1), [stream.n_events]]).astype(float)
     grid = np.linspace(0.0, end, 400)
-    ax.plot(grid, expected_count(summary["mu"], summary["alpha"], summary["beta"], grid), "k--", lw=1,
-            label="E[N(t)]")
+    expected = expected_count(summary["mu"], summary["alpha"], summary["beta"], grid)
+    log = summary["label"] == "explosive" and stream.n_events > 0
+    if log:
+        times, counts = times[1:], counts[1:]
+        grid, expected = grid[expected >= 1.0], expected[expected >= 1.0]
+    ax.step(times, counts, where="post", lw=1.2, label="N(t), simulated")
+    ax.plot(grid, expected, "k--", lw=1, label="E[N(t)]")
     ax.set_xlabel("time t")
     ax.set_ylabel("events so far")
-    if summary["label"] == "explosive" and stream.n_events:
-        ax.set_yscale("log")  # N(t) = 0 before the first event
+    if log:
+        ax.set_yscale("log")
         ax.set_ylabel("events so far (log scale)")
-        ax.set_ylim(bottom=0.8)
-    ax.legend(fontsize="small", loc="upper left")
+    ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0)
 
 
 def status_html(summary: dict[str, Any]) -> str:

@@ -27,6 +27,7 @@ from typing import Any
 import ipywidgets as widgets
 
 from ..orchestration.figures import draw_signal_map
+from ..orchestration.grading import grade_label
 from ..orchestration.policy import Policy
 from ..orchestration.record import OrchestrationRun
 from .hawkes import SliderRange
@@ -53,13 +54,14 @@ def gate_policy(gates: str | tuple[str, ...] = "entropy and density", entropy_th
         if gates not in GATE_CHOICES:
             raise ValueError(f"gates must be one of {list(GATE_CHOICES)}, got {gates!r}")
         gates = GATE_CHOICES[gates]
-    return Policy(name="explorer", metrics=tuple(gates), entropy_threshold=entropy_threshold,
+    return Policy(name="chosen gate", metrics=tuple(gates), entropy_threshold=entropy_threshold,
                   density_threshold=density_threshold)
 
 
 def gate_summary(run: OrchestrationRun, policy: Policy) -> dict[str, Any]:
     """Round 1 of every question in ``run`` judged by ``policy``: ``n``, ``flagged``, ``wrong`` (first answers
-    that were not right), of which ``refused`` (first answers that refused: counted as not right, shown apart),
+    that were not right), of which ``refused`` (refusals of a question that asks for an answer; a refusal of an
+    item that asks to be declined is right and not counted here),
     ``caught`` (not right and flagged), ``false_alarms`` (right and flagged), ``missed`` (not right and passed),
     the ``fire_rate`` (flagged / n), the ``catch_rate`` (caught / wrong) and ``false_alarm_rate`` (false alarms /
     right), NaN when undefined, and ``passed_accuracy`` (the share right among the answers the gate lets through)."""
@@ -73,7 +75,9 @@ def gate_summary(run: OrchestrationRun, policy: Policy) -> dict[str, Any]:
     wrong = right.count(False)
     passed = n - sum(flagged)
     passed_right = right.count(True) - false_alarms
-    return {"n": n, "flagged": sum(flagged), "wrong": wrong, "refused": run.label_counts(first=True)["refused"],
+    refused = sum(1 for r, ok in zip(run.records, right, strict=True)
+                  if not ok and grade_label(r.first_grade) == "refused")
+    return {"n": n, "flagged": sum(flagged), "wrong": wrong, "refused": refused,
             "fire_rate": sum(flagged) / n, "caught": caught, "false_alarms": false_alarms,
             "missed": wrong - caught, "catch_rate": caught / wrong if wrong else math.nan,
             "false_alarm_rate": false_alarms / (n - wrong) if n - wrong else math.nan,
@@ -140,7 +144,7 @@ class GateExplorer(widgets.VBox):
     def redraw(self) -> dict[str, Any]:
         policy = self.policy()
         self.summary = gate_summary(self.run, policy)
-        fig = draw_signal_map(self.run, policy, title="round-1 signals; shaded = the gate raises a concern")
+        fig = draw_signal_map(self.run, policy)
         buf = io.BytesIO()
         fig.savefig(buf, format="png", dpi=self.dpi)
         self.image.value = buf.getvalue()
