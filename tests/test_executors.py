@@ -1,6 +1,6 @@
 """The executor seam (:mod:`uncertainty_lab.executors`) with local worker processes: the settings, the same records
 and journals as a serial run, the completion cache owned by the main process, a worker that dies mid-run, a sweep
-interrupted in one executor and finished in another, and orchestration's chunks of questions."""
+interrupted under processes and finished serially, and orchestration's chunks of questions."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 
 import pytest
+from test_cascade_data import HashEmbedder
 from test_executors_fakes import EchoLLM, KillOnce, Refusing
 
 from uncertainty_lab.cascade.experiment import run_experiment as run_cascade
@@ -22,6 +23,8 @@ SEARCH = {"llm": "oracle", "limit": 3, "beliefs": ["implicit", "predicate"], "ga
 ORCH = {"ids": ["factual-001", "factual-002", "ambiguous-001"], "policies": ["none", "both"], "judge": "exact",
         "n_samples": 3, "max_tokens": 8, "max_rounds": 2, "questions_per_unit": 2, "progress": False, "figure": False,
         "metrics": {"entropy": "discrete_semantic_entropy", "density": "num_semantic_sets"}}
+CASCADE = {"selectors": ["hawkes", "recency"], "ks": [3], "runs": 1, "steps": 2, "max_tokens": 12,
+           "progress": False, "figure": False}
 #: what differs between two runs of the same config whoever runs them: timings and cache counts
 VOLATILE = {"wall_time_s", "judge_hits", "judge_misses", "cached_calls", "cached", "judge_cache",
             "generated_per_question", "wall_s_per_question"}
@@ -108,53 +111,45 @@ def test_stages_and_atomic_writes(tmp_path):
 # --- processes ------------------------------------------------------------------------------------------
 
 
-def test_processes_give_the_serial_records_journals_and_cache(tmp_path):
-    serial = run_search({**SEARCH, "out_dir": str(tmp_path / "serial")})
-    pooled = run_search({**SEARCH, "out_dir": str(tmp_path / "pooled"), "executor": "processes", "workers": 2})
-    assert journals(tmp_path / "serial") == journals(tmp_path / "pooled") and len(journals(tmp_path / "pooled")) == 6
-    assert result_dict(serial) == result_dict(pooled)
-    assert serial.report().replace(str(tmp_path / "serial"), "") == pooled.report().replace(str(tmp_path / "pooled"), "")
+def test_ctrl_c_under_processes_keeps_the_finished_units_and_a_serial_rerun_finishes(tmp_path):
+    def stop_after_four(done, total, label, seconds):
+        if done == 4:
+            raise KeyboardInterrupt
 
-    # a model's answers: generated in the workers, cached by the main process, so a serial rerun elsewhere asks nothing
+    with pytest.raises(KeyboardInterrupt):
+        run_search({**SEARCH, "out_dir": str(tmp_path / "run"), "executor": "processes", "workers": 2},
+                   log=stop_after_four)
+    assert len(journals(tmp_path / "run")) == 4  # the finished units, each written whole; the rest stopped at once
+    finished = run_search({**SEARCH, "out_dir": str(tmp_path / "run")})
+    whole = run_search({**SEARCH, "out_dir": str(tmp_path / "whole")})
+    assert journals(tmp_path / "run") == journals(tmp_path / "whole") and result_dict(finished) == result_dict(whole)
+    assert finished.report().replace(str(tmp_path / "run"), "") == whole.report().replace(str(tmp_path / "whole"), "")
+
+
+def test_processes_give_the_serial_cascade(tmp_path, monkeypatch):
+    monkeypatch.setattr("uncertainty_lab.cascade.experiment._make_embedder", lambda spec: HashEmbedder())
     before = EchoLLM.generated
-    first = run_orchestration({**ORCH, "llm": EchoLLM(), "executor": "processes", "workers": 2,
-                               "out_dir": str(tmp_path / "orch")})
-    assert EchoLLM.generated == before  # the main process generated nothing: it only read finished journals
-    replayed = run_orchestration({**ORCH, "llm": Refusing(), "out_dir": str(tmp_path / "replay")})
-    assert result_dict(first) == result_dict(replayed)
-    assert stable_journals(tmp_path / "orch") == stable_journals(tmp_path / "replay")
+    pooled = run_cascade({**CASCADE, "llm": EchoLLM(), "executor": "processes", "workers": 2,
+                          "out_dir": str(tmp_path / "pooled")})
+    assert EchoLLM.generated == before  # every headline was written by a worker
+    serial = run_cascade({**CASCADE, "llm": EchoLLM(), "out_dir": str(tmp_path / "serial")})
+    assert journals(tmp_path / "pooled") == journals(tmp_path / "serial") and len(journals(tmp_path / "serial")) == 2
+    assert pooled.table() == serial.table() and result_dict(pooled) == result_dict(serial)
 
 
-def test_a_worker_that_dies_mid_run_loses_and_duplicates_nothing(tmp_path):
+def test_a_worker_that_dies_mid_run_loses_and_duplicates_nothing_and_the_cache_stays_here(tmp_path):
     config = {**ORCH, "questions_per_unit": 1}
     marker = tmp_path / "killed"
     pooled = run_orchestration({**config, "llm": KillOnce(marker=str(marker)), "executor": "processes", "workers": 2,
                                 "out_dir": str(tmp_path / "pooled")})
     assert marker.is_file()  # a worker died on its first model call
-    serial = run_orchestration({**config, "llm": EchoLLM(), "out_dir": str(tmp_path / "serial")})
+    # the workers' answers were cached by this process: a serial run of the same config asks the model nothing
+    serial = run_orchestration({**config, "llm": Refusing(), "out_dir": str(tmp_path / "serial")})
     assert result_dict(pooled) == result_dict(serial)
     files = stable_journals(tmp_path / "pooled")
     assert files == stable_journals(tmp_path / "serial") and len(files) == 6  # 3 questions x 2 policies
     for lines in files.values():  # header, one question, end: nothing written twice
         assert [r["type"] for r in lines] == ["header", "question", "end"]
-
-
-def test_a_sweep_interrupted_in_one_executor_resumes_in_another(tmp_path):
-    whole = run_search({**SEARCH, "out_dir": str(tmp_path / "whole")})
-
-    def stop_after_two(done, total, label, seconds):
-        if done == 2:
-            raise KeyboardInterrupt
-
-    with pytest.raises(KeyboardInterrupt):
-        run_search({**SEARCH, "out_dir": str(tmp_path / "half")}, log=stop_after_two)
-    done = sorted((tmp_path / "half").rglob("*.jsonl"))
-    assert len(done) == 2
-    cut = done[1].read_bytes().splitlines(keepends=True)
-    done[1].write_bytes(b"".join(cut[:2]) + cut[2][:7])  # half an episode, its last line cut short
-    finished = run_search({**SEARCH, "out_dir": str(tmp_path / "half"), "executor": "processes", "workers": 2})
-    assert journals(tmp_path / "half") == journals(tmp_path / "whole")
-    assert result_dict(finished) == result_dict(whole)
 
 
 # --- orchestration's chunks -------------------------------------------------------------------------------
@@ -170,16 +165,3 @@ def test_chunking_changes_no_answer_and_an_old_layout_is_refused_with_the_way_ou
     assert result_dict(one) == result_dict(chunked) | {"runs": result_dict(one)["runs"]}
     with pytest.raises(OrchestrationResumeError, match="questions_per_unit = 0 to resume it"):
         run_orchestration({**ORCH, "llm": EchoLLM(), "out_dir": str(tmp_path / "one")})
-
-
-def test_ctrl_c_under_processes_keeps_the_finished_units_and_a_serial_rerun_finishes(tmp_path):
-    def stop_after_one(done, total, label, seconds):
-        raise KeyboardInterrupt
-
-    with pytest.raises(KeyboardInterrupt):
-        run_search({**SEARCH, "out_dir": str(tmp_path / "run"), "executor": "processes", "workers": 2},
-                   log=stop_after_one)
-    assert len(journals(tmp_path / "run")) == 1  # the one finished unit, written whole
-    finished = run_search({**SEARCH, "out_dir": str(tmp_path / "run")})
-    whole = run_search({**SEARCH, "out_dir": str(tmp_path / "whole")})
-    assert journals(tmp_path / "run") == journals(tmp_path / "whole") and result_dict(finished) == result_dict(whole)

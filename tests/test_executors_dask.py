@@ -1,22 +1,23 @@
 """The ``dask`` executor on one LocalCluster of two worker processes shared by the module (a cluster start costs
 seconds): each lab gives the serial results and journals, a worker killed mid-run is replaced and its unit re-run,
-and a sweep half-finished in this process is finished on the cluster."""
+a sweep half-finished in this process is finished on the cluster, and a pool of model servers (one dying) serves
+the workers."""
 
 from __future__ import annotations
 
 import pytest
-from test_executors import ORCH, SEARCH, journals, result_dict, stable_journals
+from fake_ollama import FakeOllama
+from test_cascade_data import HashEmbedder
+from test_executors import CASCADE, ORCH, SEARCH, journals, result_dict, stable_journals
 from test_executors_fakes import EchoLLM, KillOnce
+from test_executors_pool import MODEL, reply, two_servers
+from test_executors_pool import SEARCH as POOLED
 
 from uncertainty_lab.cascade.experiment import run_experiment as run_cascade
 from uncertainty_lab.orchestration.experiment import run_experiment as run_orchestration
 from uncertainty_lab.search.experiment import run_experiment as run_search
 
 distributed = pytest.importorskip("distributed")
-
-CASCADE = {"selectors": ["hawkes", "recency"], "ks": [3], "runs": 1, "steps": 2, "max_tokens": 12,
-           "progress": False, "figure": False}
-
 
 @pytest.fixture(scope="module")
 def scheduler():
@@ -32,14 +33,9 @@ def on(scheduler: str) -> dict:
     return {"executor": "dask", "scheduler": scheduler}
 
 
-def test_search_on_the_cluster_is_the_serial_search(tmp_path, scheduler):
-    serial = run_search({**SEARCH, "limit": 2, "out_dir": str(tmp_path / "serial")})
-    clustered = run_search({**SEARCH, "limit": 2, "out_dir": str(tmp_path / "dask"), **on(scheduler)})
-    assert journals(tmp_path / "dask") == journals(tmp_path / "serial") and len(journals(tmp_path / "dask")) == 4
-    assert result_dict(clustered) == result_dict(serial)
-
-
-def test_cascade_on_the_cluster_is_the_serial_cascade(tmp_path, scheduler):
+def test_cascade_on_the_cluster_is_the_serial_cascade(tmp_path, scheduler, monkeypatch):
+    # the evaluation embedder runs only in this process (collect), on the journals: a hash spares loading a model
+    monkeypatch.setattr("uncertainty_lab.cascade.experiment._make_embedder", lambda spec: HashEmbedder())
     before = EchoLLM.generated
     clustered = run_cascade({**CASCADE, "llm": EchoLLM(), "out_dir": str(tmp_path / "dask"), **on(scheduler)})
     assert EchoLLM.generated == before  # every headline was written by a worker
@@ -71,8 +67,22 @@ def test_a_half_finished_serial_sweep_is_finished_on_the_cluster(tmp_path, sched
     with pytest.raises(KeyboardInterrupt):
         run_search({**SEARCH, "out_dir": str(tmp_path / "half")}, log=stop_after_three)
     started = sorted((tmp_path / "half").rglob("*.jsonl"))
-    lines = started[0].read_bytes().splitlines(keepends=True)
-    started[0].write_bytes(b"".join(lines[:3]))  # an episode cut after its second record
+    assert len(started) == 3
+    lines = started[2].read_bytes().splitlines(keepends=True)
+    started[2].write_bytes(b"".join(lines[:2]) + lines[2][:7])  # half an episode, its last line cut short
     finished = run_search({**SEARCH, "out_dir": str(tmp_path / "half"), **on(scheduler)})
     assert journals(tmp_path / "half") == journals(tmp_path / "whole")
     assert result_dict(finished) == result_dict(whole)
+
+
+def test_the_pool_serves_the_workers_too(tmp_path, scheduler):
+    with two_servers() as (a, b):
+        first = a.url
+        pooled = run_search({**POOLED, "llm_hosts": [a.url, b.url], "out_dir": str(tmp_path / "pool"), **on(scheduler)})
+    with FakeOllama(models=[MODEL], reply=reply) as alone:
+        single = run_search({**POOLED, "llm_hosts": [alone.url], "out_dir": str(tmp_path / "single")})
+    assert journals(tmp_path / "pool") == journals(tmp_path / "single")
+    assert {k: v for k, v in result_dict(pooled).items() if k != "hosts"} == \
+        {k: v for k, v in result_dict(single).items() if k != "hosts"}
+    served = pooled.to_dict()["hosts"]["served_by"]
+    assert list(served.values()).count(first) >= 3 and b.chats == 1  # b answered once, then died

@@ -1,12 +1,14 @@
 """A pool of Ollama servers (:mod:`uncertainty_lab.llm.pool`) against local fake servers that answer without a
 model: hosts from the config or ``OLLAMA_HOST``, the health check, round-robin in unit order, a server that dies
-mid-run (its unit resumes on the other, in this process and in worker processes), the per-host table in the
+mid-run (its unit resumes on the other; in worker processes: test_executors_dask.py), the per-host table in the
 report and results.json, and a cache shared by every host."""
 
 from __future__ import annotations
 
 import json
 import socket
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import pytest
 from fake_ollama import FakeOllama
@@ -29,11 +31,17 @@ def reply(body) -> str:
     return echo_text(body["messages"], body["options"]["seed"])
 
 
-@pytest.fixture
-def servers():
+@contextmanager
+def two_servers() -> Iterator[tuple[FakeOllama, FakeOllama]]:
     """Two servers answering alike; the second hangs up on everything after its first chat."""
     with FakeOllama(models=[MODEL], reply=reply) as a, FakeOllama(models=[MODEL], reply=reply, die_after=1) as b:
         yield a, b
+
+
+@pytest.fixture
+def servers():
+    with two_servers() as pair:
+        yield pair
 
 
 @pytest.fixture
@@ -99,16 +107,3 @@ def test_a_host_dying_inside_an_orchestration_unit_is_not_journalled_as_a_missin
     assert pooled.hosts.served[next(iter(pooled.hosts.served))].host == a.url
     assert {k: v for k, v in result_dict(pooled).items() if k != "hosts"} == \
         {k: v for k, v in result_dict(single).items() if k != "hosts"}
-
-
-def test_the_pool_serves_worker_processes_too(servers, tmp_path):
-    a, b = servers
-    pooled = run_search({**SEARCH, "llm_hosts": [a.url, b.url], "executor": "processes", "workers": 2,
-                         "out_dir": str(tmp_path / "pool")})
-    with FakeOllama(models=[MODEL], reply=reply) as alone:
-        single = run_search({**SEARCH, "llm_hosts": [alone.url], "out_dir": str(tmp_path / "single")})
-    assert journals(tmp_path / "pool") == journals(tmp_path / "single")
-    assert {k: v for k, v in result_dict(pooled).items() if k != "hosts"} == \
-        {k: v for k, v in result_dict(single).items() if k != "hosts"}
-    served = pooled.to_dict()["hosts"]["served_by"]
-    assert list(served.values()).count(a.url) >= 3 and b.chats == 1  # b answered once, then died
