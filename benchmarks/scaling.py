@@ -6,14 +6,14 @@
   (c) the embedded model (SmolLM2-135M in every worker process, one thread each: CPU-bound).
 
 Every case is the search lab with the heuristic policy, the implicit belief and one gate set, so a unit is one
-episode (one model call: the final answer); the fake server runs in a process of its own, like a remote one. For each worker count: a fresh LocalCluster (one thread per worker), a
-warm-up run on other questions (each worker builds its context and, in (c), loads its model), then the timed run
-on the same questions every time, with a fresh completion cache (nothing is answered from an earlier run).
-Throughput = units / wall time of the timed run, including the main process's work (journals, cache, records);
-efficiency = throughput / (workers × throughput with 1 worker). The serial executor (in process) is the reference
-row.
+episode (one model call: the final answer); the fake server runs in a process of its own, like a remote one. For
+each worker count one LocalCluster (one thread per worker) serves every case: per case a warm-up run on other
+questions (each worker builds its context and, in (c), loads its model), then the timed run on the same questions
+every time, with a fresh completion cache (nothing is answered from an earlier run). Throughput = units / wall
+time of the timed run, including the main process's work (journals, cache, records); efficiency = throughput /
+(workers × throughput with 1 worker). The serial executor (in process) is the reference row.
 
-Run: ``python benchmarks/scaling.py [--cases a b c] [--workers 1 2 4 8] [--units 64 64 16] [--delay 0.5]``. Prints a
+Run: ``python benchmarks/scaling.py [--cases a b c] [--workers 1 2 4 8] [--units 64 32 8] [--delay 0.5]``. Prints a
 markdown table to paste into RESULTS.md.
 """
 
@@ -80,18 +80,22 @@ def timed_run(llm: str, steps: int, ids: list[str], **run: object) -> float:
     return time.perf_counter() - start
 
 
-def measure(llm: str, steps: int, timed: list[str], warm: list[str], workers: list[int]) -> list[tuple[str, float]]:
-    """``(setting, seconds)`` for the serial executor and each worker count."""
+def measure(cases: dict[str, tuple[str, int, list[str]]], warm: list[str],
+            workers: list[int]) -> dict[str, list[tuple[str, float]]]:
+    """``{case: [(setting, seconds), ...]}``: the serial executor, then each worker count (one cluster per count,
+    shared by the cases, so each worker process starts and imports once)."""
     import distributed
 
-    out = [("serial (in process)", timed_run(llm, steps, timed))]
+    out = {case: [("serial (in process)", timed_run(llm, steps, ids))] for case, (llm, steps, ids) in cases.items()}
     for n in workers:
         with distributed.LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None,
                                       silence_logs=logging.CRITICAL) as cluster:
             on = {"executor": "dask", "scheduler": cluster.scheduler_address}
-            timed_run(llm, steps, warm[: 2 * n], **on)
-            out.append((f"{n} worker{'s' * (n > 1)}", timed_run(llm, steps, timed, **on)))
-        print(f"  {llm}: {out[-1][0]}: {out[-1][1]:.1f} s", file=sys.stderr, flush=True)
+            for case, (llm, steps, ids) in cases.items():
+                timed_run(llm, steps, warm[: 2 * n], **on)
+                out[case].append((f"{n} worker{'s' * (n > 1)}", timed_run(llm, steps, ids, **on)))
+                print(f"  ({case}) {out[case][-1][0]}: {out[case][-1][1]:.1f} s, load average "
+                      f"{os.getloadavg()[0]:.1f}", file=sys.stderr, flush=True)
     return out
 
 
@@ -110,7 +114,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cases", nargs="+", default=list(CASES), choices=list(CASES))
     parser.add_argument("--workers", nargs="+", type=int, default=[1, 2, 4, 8])
-    parser.add_argument("--units", nargs="+", type=int, default=[64, 64, 16], help="timed units per case (a b c)")
+    parser.add_argument("--units", nargs="+", type=int, default=[64, 32, 8], help="timed units per case (a b c)")
     parser.add_argument("--delay", type=float, default=0.5, help="seconds the fake Ollama server waits per chat")
     args = parser.parse_args()
     from uncertainty_lab.datasets.search import load_search_questions
@@ -122,11 +126,10 @@ def main() -> None:
     start = time.perf_counter()
     with fake_server(args.delay) as url:
         os.environ["OLLAMA_HOST"] = url  # workers started from here inherit it
-        for case in args.cases:
-            name, llm, steps = CASES[case]
-            n = units[case]
-            measured = measure(llm, steps, ids[:n], ids[-2 * max(args.workers):], args.workers)
-            table += rows(f"({case}) {name.format(delay=args.delay)}", n, measured, args.workers)
+        cases = {case: (CASES[case][1], CASES[case][2], ids[:units[case]]) for case in args.cases}
+        measured = measure(cases, ids[-2 * max(args.workers):], args.workers)
+    for case in args.cases:
+        table += rows(f"({case}) {CASES[case][0].format(delay=args.delay)}", units[case], measured[case], args.workers)
     print(f"Machine: {header}; at the end load average {os.getloadavg()[0]:.1f}. Whole run "
           f"{time.perf_counter() - start:.0f} s.\n")
     print(f"Command: `python benchmarks/scaling.py {' '.join(sys.argv[1:])}`".rstrip() + "\n")
