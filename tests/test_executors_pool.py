@@ -6,6 +6,7 @@ report and results.json, and a cache shared by every host."""
 from __future__ import annotations
 
 import json
+import os
 import socket
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -63,6 +64,17 @@ def test_hosts_come_from_the_config_or_ollama_host(monkeypatch):
     assert configured_hosts(config) == []  # one host: the backend's own, no pool
     with pytest.raises(ValueError, match="llm_hosts"):
         run_search({**SEARCH, "llm_hosts": [3]})
+
+
+def test_the_ollama_package_imports_under_a_list_of_hosts(monkeypatch):
+    import sys
+
+    from uncertainty_lab.llm.ollama_backend import import_ollama
+
+    monkeypatch.setenv("OLLAMA_HOST", "gpu1:11434,gpu2:11434")
+    monkeypatch.delitem(sys.modules, "ollama", raising=False)  # its import reads $OLLAMA_HOST, which it cannot split
+    assert import_ollama().Client and sys.modules["ollama"]._client._client.base_url.host == "gpu1"
+    assert os.environ["OLLAMA_HOST"] == "gpu1:11434,gpu2:11434"
 
 
 def test_units_spread_over_healthy_hosts_and_a_dead_one_hands_its_unit_on(servers, closed_url, tmp_path,

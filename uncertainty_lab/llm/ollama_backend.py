@@ -73,6 +73,25 @@ def parse_hosts(value: str | Sequence[str] | None) -> list[str]:
     return out
 
 
+_import_lock = threading.Lock()
+
+
+def import_ollama() -> Any:
+    """The ``ollama`` package. Importing it builds a default client from ``$OLLAMA_HOST``, which fails on a list of
+    several servers, so the first stands in for the list while it imports."""
+    with _import_lock:
+        listed = os.environ.get("OLLAMA_HOST")
+        hosts = parse_hosts(listed) if listed and "," in listed else []
+        if hosts:
+            os.environ["OLLAMA_HOST"] = hosts[0]
+        try:
+            import ollama
+        finally:
+            if hosts:
+                os.environ["OLLAMA_HOST"] = listed
+    return ollama
+
+
 def default_host() -> str:
     """``$OLLAMA_HOST`` (normalised; the first when it lists several), or http://127.0.0.1:11434."""
     hosts = parse_hosts(os.environ.get("OLLAMA_HOST"))
@@ -161,8 +180,7 @@ class OllamaLLM(LLMBackend):
     top_logprobs: int = field(default=5, metadata={"min": 0, "max": 20, "step": 1, "help": "alternatives kept per token"})
 
     def __post_init__(self):
-        import ollama
-
+        ollama = import_ollama()
         self.host = normalise_host(self.host)
 
         self._ollama = ollama
