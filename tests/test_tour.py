@@ -229,3 +229,29 @@ def test_kernel_env_makes_every_path_variable_absolute(monkeypatch, tmp_path):
     assert env["UL_EMBEDDED_GGUF"] == str(tmp_path / "models" / "m.gguf")
     assert env["UL_REQUEST_LOG"] == str(tmp_path / "log.jsonl")
     assert Path(env["UL_CACHE_DIR"]) == (tmp_path / "class-cache").resolve()
+
+
+def test_headless_kernels_use_local_sockets_and_save_no_progress_bars(tmp_path, capfd):
+    """A teacher's `make tour` printed "Kernel is running over TCP without encryption" for every notebook, and the
+    saved notebooks kept tqdm bars stuck at "0%"."""
+    nb = nbformat.v4.new_notebook()
+    nb.cells.append(nbformat.v4.new_code_cell(
+        "from uncertainty_lab.progress import bar\nfor _ in bar(range(3)):\n    pass\nimport os\nprint(os.environ['TQDM_DISABLE'])"))
+    tour.execute(nb, cwd=tmp_path, env=tour.kernel_env(fast=True, cache_dir=tmp_path / "c"), timeout=120)
+    outputs = nb.cells[0].outputs
+    assert [o.get("text") for o in outputs if o.output_type == "stream" and o.name == "stdout"] == ["1\n"]
+    assert not [o for o in outputs if "application/vnd.jupyter.widget-view+json" in o.get("data", {})]
+    assert "without encryption" not in capfd.readouterr().err
+    assert not list(tmp_path.glob("kernel*"))  # the sockets live in a folder of their own, removed afterwards
+
+
+def test_progress_bars_follow_tqdm_disable(monkeypatch):
+    from uncertainty_lab import progress
+
+    monkeypatch.delenv("TQDM_DISABLE", raising=False)
+    assert progress.wanted() and not progress.wanted(False)
+    for value in ("1", "true", "YES"):
+        monkeypatch.setenv("TQDM_DISABLE", value)
+        assert not progress.wanted() and progress.bar(range(2)).disable
+    monkeypatch.setenv("TQDM_DISABLE", "0")
+    assert progress.wanted()

@@ -83,8 +83,11 @@ def kernel_env(*, fast: bool | None = None, cache_dir: str | os.PathLike | None 
     interpreter's folder first on ``PATH`` (so a kernel started as ``python`` is this environment's).
     ``UL_CACHE_DIR`` (given or inherited) becomes absolute, resolved against this process's folder: a kernel runs
     in its notebook's folder, where a relative path would name another cache than the one the caller exports.
-    The other paths a kernel reads from the environment (:data:`PATH_VARIABLES`) become absolute the same way."""
+    The other paths a kernel reads from the environment (:data:`PATH_VARIABLES`) become absolute the same way.
+    Progress bars are off (``TQDM_DISABLE=1`` unless set): a headless run has no one to show them to, and a bar
+    saved in a notebook's outputs would read "0%" forever."""
     env = dict(os.environ if base is None else base)
+    env.setdefault("TQDM_DISABLE", "1")  # nobody watches a headless run; a saved bar would read "0%" forever
     if fast is True:
         env["UL_FAST"] = "1"
     elif fast is False:
@@ -129,16 +132,22 @@ def execute(nb: nbformat.NotebookNode, *, cwd: str | os.PathLike, env: dict[str,
     it took. With ``allow_errors`` every cell runs and errors stay in the outputs; without it the first
     error raises :class:`nbclient.exceptions.CellExecutionError` (the outputs so far are kept in ``nb``).
     The widget state is stored in the notebook's metadata, so an HTML export can show the widgets."""
+    import tempfile
+
+    from jupyter_client.manager import AsyncKernelManager
     from nbclient import NotebookClient
 
-    client = NotebookClient(
-        nb, timeout=timeout, kernel_name=kernel_name, allow_errors=allow_errors,
-        store_widget_state=True, resources={"metadata": {"path": str(cwd)}},
-    )
-    client.on_notebook_start = lambda **_: _poll_replies_in_slices(client)
-    start = time.perf_counter()
-    client.execute(env=kernel_env() if env is None else env)
-    return time.perf_counter() - start
+    with tempfile.TemporaryDirectory(prefix="ul-kernel-") as sockets:
+        # local sockets (IPC), not TCP: nothing listens on the network, and the kernel has nothing to warn about
+        km = AsyncKernelManager(kernel_name=kernel_name, transport="ipc", ip=str(Path(sockets) / "kernel"))
+        client = NotebookClient(
+            nb, km=km, timeout=timeout, kernel_name=kernel_name, allow_errors=allow_errors,
+            store_widget_state=True, resources={"metadata": {"path": str(cwd)}},
+        )
+        client.on_notebook_start = lambda **_: _poll_replies_in_slices(client)
+        start = time.perf_counter()
+        client.execute(env=kernel_env() if env is None else env)
+        return time.perf_counter() - start
 
 
 def execute_notebook(path: str | os.PathLike, *, env: dict[str, str] | None = None, timeout: int = CELL_TIMEOUT,
