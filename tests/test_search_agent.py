@@ -9,18 +9,7 @@ import json
 import pytest
 from fakes import ScriptedLLM, by_system
 
-from uncertainty_lab.datasets.search import load_search_questions
-from uncertainty_lab.search import Episode, EpisodeError, EpisodeResumeError, SearchEnvironment, run_episode
-
-
-@pytest.fixture(scope="module")
-def env():
-    return SearchEnvironment()
-
-
-@pytest.fixture(scope="module")
-def questions():
-    return {q.id: q for q in load_search_questions()}
+from uncertainty_lab.search import Episode, EpisodeError, EpisodeResumeError, run_episode
 
 
 def test_scripted_llm_replies_and_records():

@@ -25,11 +25,6 @@ TINY = [
 QUESTION = "In which city was the founder of the Havelt Brotherhood born?"
 
 
-@pytest.fixture(scope="module")
-def env():
-    return SearchEnvironment()
-
-
 # --- implicit -----------------------------------------------------------------------------------------------
 
 

@@ -11,7 +11,6 @@ import time
 import pytest
 from fakes import FakeEpisode
 
-from uncertainty_lab.datasets.search import load_search_questions
 from uncertainty_lab.search import Episode, PredicateBelief, SearchEnvironment, run_episode
 from uncertainty_lab.search.config import Condition, SearchConfig, gate_label, load_config, select_questions
 from uncertainty_lab.search.experiment import run_experiment
@@ -20,11 +19,6 @@ from uncertainty_lab.search.prompts import answer_messages, decomposition_messag
 from uncertainty_lab.search.result import SearchResult
 
 FAST = {"llm": "oracle", "limit": 10, "progress": False, "figure": False}
-
-
-@pytest.fixture(scope="module")
-def questions():
-    return {q.id: q for q in load_search_questions()}
 
 
 def _strip_paths(d):
