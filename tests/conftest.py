@@ -1,5 +1,8 @@
 """Every test gets its own completion cache, so no test reads or writes the user's cache; the notebooks run once per
-session, into a class recording (``class_recording``) that the notebook and classroom tests share."""
+session, into a class recording (``class_recording``) that the notebook and classroom tests share. The fixtures
+several test files use live here; the fakes they share (embedders, backends, judges) in ``fakes.py``."""
+
+import sys
 
 import pytest
 
@@ -32,3 +35,34 @@ def class_recording(tmp_path_factory):
     from class_recording import ClassRecording
 
     return ClassRecording(tmp_path_factory.mktemp("class_root"))
+
+
+@pytest.fixture
+def plugin_path(tmp_path, monkeypatch):
+    """A temporary sys.path entry for throwaway distributions; modules and the registry scan are reset after."""
+    from uncertainty_lab import registry
+
+    root = tmp_path / "plugins"
+    root.mkdir()
+    monkeypatch.syspath_prepend(str(root))
+    yield root
+    for mod in [m for m in sys.modules if m.startswith("ul_test_")]:
+        del sys.modules[mod]
+    monkeypatch.undo()
+    registry.refresh()
+
+
+@pytest.fixture(scope="module")
+def env():
+    """The search lab's environment over the shipped corpus."""
+    from uncertainty_lab.search import SearchEnvironment
+
+    return SearchEnvironment()
+
+
+@pytest.fixture(scope="module")
+def questions():
+    """The shipped search questions by id."""
+    from uncertainty_lab.datasets.search import load_search_questions
+
+    return {q.id: q for q in load_search_questions()}

@@ -4,7 +4,6 @@ one 15-minute export spread by the loader, the fit says when the decay it chose 
 
 from __future__ import annotations
 
-import hashlib
 import json
 import warnings
 from datetime import UTC, datetime, timedelta
@@ -12,12 +11,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from fakes import FakeLLM, HashEmbedder
 
 from uncertainty_lab.cascade import CascadeError
 from uncertainty_lab.cascade.config import CascadeConfig, load_config
 from uncertainty_lab.cascade.experiment import prepare, run_experiment
 from uncertainty_lab.datasets.news import NODES, news_cascade_path
-from uncertainty_lab.llm import Completion
 
 DOMAINS = {"reuters.com": "general_news", "msn.com": "mass_market", "ft.com": "business_finance"}
 
@@ -153,34 +152,11 @@ def test_gdelt_events_without_a_headline_are_fitted_but_are_no_references():
     assert f"{len(untitled)} held-out events have no headline: not references" in setup.describe()
 
 
-class EchoLLM:
-    """A deterministic stand-in for the generator: the prompt's hash as the text."""
-
-    name, label, supports_logprobs = "echo", "echo:1", False
-
-    def model_id(self):
-        return "echo-1"
-
-    def complete(self, messages, *, n=1, seed=0, **kw):
-        text = "Halyard update " + hashlib.sha1(json.dumps(messages).encode()).hexdigest()[:8]
-        return [Completion(text, "stop", "echo", "echo-1", seed, i) for i in range(n)]
-
-
-class HashEmbedder:
-    """Unit vectors seeded by each text's hash (the evaluation needs only some embedding)."""
-
-    name = "hash"
-
-    def encode(self, texts):
-        rows = [np.random.default_rng(int(hashlib.sha1(t.encode()).hexdigest()[:8], 16)).normal(size=8) for t in texts]
-        return np.stack([r / np.linalg.norm(r) for r in rows]).astype(np.float32)
-
-
 def test_the_report_and_results_carry_the_tie_warning_first(gkg, tmp_path):
     config = {"data": gdelt(gkg), "n_train": 60, "selectors": ["hawkes"], "runs": 1, "steps": 2, "progress": False,
               "figure": False, "out_dir": str(tmp_path / "out")}
     with pytest.warns(UserWarning, match="tie window"):
-        result = run_experiment(config, llm=EchoLLM(), embedder=HashEmbedder())
+        result = run_experiment(config, llm=FakeLLM(), embedder=HashEmbedder())
     report = result.report().splitlines()
     assert report[0] == "## HawkesLLM cascade experiment"
     assert report[2].startswith("**Warning:** β = 5 /h sits at the scale of the tie window")

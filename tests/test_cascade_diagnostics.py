@@ -7,6 +7,7 @@ import math
 
 import numpy as np
 import pytest
+from fakes import FakeEmbedder
 from scipy import stats
 
 from uncertainty_lab.cascade import (
@@ -28,14 +29,6 @@ from uncertainty_lab.cascade import (
 )
 
 
-class FakeEmbedder:
-    def __init__(self, table):
-        self.table = table
-
-    def encode(self, texts):
-        return np.array([self.table[t] for t in texts], dtype=float)
-
-
 def cos(a, b):
     a, b = np.asarray(a, float), np.asarray(b, float)
     return float(a @ b / np.linalg.norm(a) / np.linalg.norm(b))
@@ -51,7 +44,7 @@ TABLE = {
     "r_far": [0.0, 0.0, 1.0],
     "r_other_node": [0.0, 1.0, 1.0],
 }
-EMB = FakeEmbedder(TABLE)
+EMB = FakeEmbedder(TABLE, normalise=False)
 
 
 def test_alignment_by_hand_with_window_widening():

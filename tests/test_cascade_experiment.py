@@ -9,6 +9,7 @@ import math
 
 import numpy as np
 import pytest
+from fakes import Counting
 
 from uncertainty_lab.cascade import CascadeError, CascadeRun, Event, History, NodeSpec
 from uncertainty_lab.cascade.config import DEFAULT_NODE_INSTRUCTIONS, CascadeConfig, load_config
@@ -29,23 +30,6 @@ from uncertainty_lab.llm import CompletionCache, get_llm
 
 TINY = {"selectors": ["hawkes", "recency"], "ks": [3], "runs": 2, "steps": 3, "max_tokens": 12, "progress": False}
 TRENDS = {"increasing", "decreasing", "flat", "undetermined"}
-
-
-class Counting:
-    """Wraps a backend (same identity: label, model id, cache) and counts ``complete`` calls; with ``fail_after``
-    it raises on call number ``fail_after + 1`` (a simulated crash)."""
-
-    def __init__(self, llm, fail_after=None):
-        self.llm, self.fail_after, self.calls = llm, fail_after, 0
-
-    def __getattr__(self, name):
-        return getattr(self.llm, name)
-
-    def complete(self, messages, **kw):
-        self.calls += 1
-        if self.fail_after is not None and self.calls > self.fail_after:
-            raise RuntimeError("simulated interruption")
-        return self.llm.complete(messages, **kw)
 
 
 @pytest.fixture(scope="module")

@@ -8,7 +8,8 @@ import os
 import sys
 
 import pytest
-from test_cascade_run import MODEL, SEED, SPECS, FakeLLM
+from fakes import FakeLLM
+from test_cascade_run import MODEL, SEED, SPECS
 
 from uncertainty_lab.cascade import CascadeError, CascadeRun, build_prompt, simulate_cascade
 from uncertainty_lab.cascade.headlines import clean_headline

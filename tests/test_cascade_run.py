@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 import pytest
+from fakes import Counting, FakeLLM
 
 from uncertainty_lab import registry
 from uncertainty_lab.cascade import (
@@ -19,11 +20,10 @@ from uncertainty_lab.cascade import (
     HawkesSelector,
     NodeSpec,
     build_prompt,
-    prompt_hash,
     simulate_cascade,
 )
 from uncertainty_lab.hawkes import HawkesModel, UnstableModelError
-from uncertainty_lab.llm import Completion, CompletionCache, get_llm, sample_seed
+from uncertainty_lab.llm import Completion, CompletionCache, get_llm
 
 SPECS = [
     NodeSpec("local_tv", "Write one short local TV news headline."),
@@ -32,39 +32,6 @@ SPECS = [
 ]
 SEED = Event(0.0, 2, "Lunar flyby crew completes final rehearsal before launch")
 MODEL = HawkesModel.exponential([0.05, 0.04, 0.03], [[0.2, 0.1, 0.0], [0.0, 0.15, 0.1], [0.3, 0.2, 0.25]], beta=0.5)
-
-
-@dataclass
-class FakeLLM:
-    """Deterministic text from the prompt and the seed; records every call."""
-
-    name = "fake"
-    supports_logprobs = False
-    calls: list = field(default_factory=list)
-
-    def model_id(self):
-        return "echo-1"
-
-    def complete(self, messages, *, n=1, temperature=0.7, top_p=0.95, max_tokens=128, seed=0, **kw):
-        self.calls.append((prompt_hash(messages), n, temperature, seed))
-        return [Completion(text=f"  item {prompt_hash(messages)[:6]} v{sample_seed(seed, i) % 3}\n", finish_reason="stop",
-                           backend="fake", model="echo-1", seed=seed, index=i) for i in range(n)]
-
-
-class Interrupting:
-    """Wraps a backend (same identity) and raises on call number ``after + 1``: a simulated crash."""
-
-    def __init__(self, llm, after):
-        self.llm, self.after, self.n = llm, after, 0
-
-    def __getattr__(self, name):
-        return getattr(self.llm, name)
-
-    def complete(self, messages, **kw):
-        self.n += 1
-        if self.n > self.after:
-            raise RuntimeError("simulated interruption")
-        return self.llm.complete(messages, **kw)
 
 
 def run(llm=None, **kw):
@@ -121,7 +88,7 @@ def test_interrupt_then_resume_equals_uninterrupted(tmp_path):
     full = run(out=tmp_path / "full.jsonl")
     out = tmp_path / "cut.jsonl"
     with pytest.raises(RuntimeError, match="simulated"):
-        run(Interrupting(FakeLLM(), after=2), out=out)
+        run(Counting(FakeLLM(), fail_after=2), out=out)
     partial = CascadeRun.load(out)
     assert len(partial) == 2 and partial.stop_reason is None
     with open(out, "a") as f:  # a line the crash cut short
@@ -279,7 +246,7 @@ def test_end_to_end_with_the_embedded_model(tmp_path):
     assert full.config["llm"]["backend"] == "embedded" and full.config["llm"]["model"].startswith("SmolLM2")
     out = tmp_path / "cut.jsonl"
     with pytest.raises(RuntimeError, match="simulated"):
-        run(Interrupting(get_llm("embedded", cache=cache), after=2), out=out, **kw)
+        run(Counting(get_llm("embedded", cache=cache), fail_after=2), out=out, **kw)
     assert len(CascadeRun.load(out)) == 2 and CascadeRun.load(out).stop_reason is None
     resumed = run(get_llm("embedded", cache=cache), out=out, **kw)
     assert [(s.time, s.node, s.memory, s.prompt_hash, s.llm_seed) for s in resumed.steps] == [

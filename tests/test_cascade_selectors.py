@@ -7,6 +7,7 @@ import math
 
 import numpy as np
 import pytest
+from fakes import FakeEmbedder
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
@@ -209,16 +210,6 @@ def test_random_is_seeded_uniform_and_needs_rng():
         sel.select(h, 6.0, 0, 3)
 
 
-class FakeEmbedder:
-    """Fixed vectors per text (unit vectors in 3-D); counts encode calls."""
-
-    def __init__(self, table):
-        self.table = table
-
-    def encode(self, texts):
-        return np.array([self.table[t] for t in texts], dtype=float)
-
-
 def test_semantic_retrieves_by_instruction_or_seed():
     table = {
         "seed": [1, 0, 0], "about rockets": [0, 1, 0], "about money": [0, 0, 1],
@@ -226,20 +217,22 @@ def test_semantic_retrieves_by_instruction_or_seed():
     }
     h = _hist((0.0, 0, "seed"), (1.0, 1, "about rockets"), (2.0, 2, "about money"), (3.0, 1, "rockets again"),
               (4.0, 2, "mixed"))
-    sel = SemanticSelector(embedder=FakeEmbedder(table))
+    emb = FakeEmbedder(table, normalise=False)  # float64 rows as given: the weights are checked to 1e-12
+    sel = SemanticSelector(embedder=emb)
     got = sel.select(h, 5.0, 0, 3)
     # similarity to "instruction 0" = [0,1,0]: about rockets 1.0, rockets again 0.8, mixed 0.8 (tie → recent first)
     assert [it.index for it in got] == [1, 4, 3]
     np.testing.assert_allclose([it.weight for it in got], np.array([1.0, 0.8, 0.8]) / 2.6, rtol=1e-12)
-    by_seed = SemanticSelector(query="seed", embedder=FakeEmbedder(table)).select(h, 5.0, 0, 2)
+    by_seed = SemanticSelector(query="seed", embedder=emb).select(h, 5.0, 0, 2)
     assert [it.index for it in by_seed] == [0, 4]
     # every similarity <= 0 after clipping: uniform weights
-    neg = SemanticSelector(query="seed", embedder=FakeEmbedder(table)).select(h, 5.0, 0, 5)
+    neg = SemanticSelector(query="seed", embedder=emb).select(h, 5.0, 0, 5)
     assert len(neg) == 5 and sum(it.weight for it in neg) == pytest.approx(1.0)
     with pytest.raises(CascadeError, match="node_specs"):
-        SemanticSelector(embedder=FakeEmbedder(table)).select(History(3, [Event(0.0, 0, "seed")]), 1.0, 0, 1)
+        SemanticSelector(embedder=emb).select(History(3, [Event(0.0, 0, "seed")]), 1.0, 0, 1)
     all_neg = _hist((0.0, 0, "seed"), (1.0, 1, "about money"))
-    w = SemanticSelector(embedder=FakeEmbedder({**table, "seed": [0, -1, 0], "about money": [0, 0, 1]})).select(all_neg, 2.0, 0, 2)
+    negative = FakeEmbedder({**table, "seed": [0, -1, 0], "about money": [0, 0, 1]}, normalise=False)
+    w = SemanticSelector(embedder=negative).select(all_neg, 2.0, 0, 2)
     assert [it.weight for it in w] == [0.5, 0.5]
 
 

@@ -12,6 +12,7 @@ import math
 
 import numpy as np
 import pytest
+from fakes import CannedLLM
 from scipy.stats import norm
 
 from uncertainty_lab.semantic.calibration import (
@@ -422,26 +423,12 @@ def test_parse_yes_no(reply, verdict):
     assert parse_yes_no(reply) is verdict
 
 
-class StubLLM:
-    label = "stub:test"
-
-    def __init__(self, reply):
-        self.reply, self.messages = reply, None
-
-    def complete(self, messages, **kw):
-        self.messages = messages
-
-        class C:
-            text = self.reply
-
-        return [C()]
-
-
 def test_llm_judge_reports_unparsed_replies_and_callers_count_them():
-    stub = StubLLM("I am not sure about that.")
+    reply = "I am not sure about that."
+    stub = CannedLLM(lambda prompt: reply)
     res = check_answer("Sydney", ["Canberra"], "llm", llm=stub, question="Capital of Australia?")
-    assert res.correct is None and not res.judged and "unparsed" in res.evidence and res.raw == stub.reply
-    assert "Canberra" in stub.messages[-1]["content"] and "Capital of Australia?" in stub.messages[-1]["content"]
+    assert res.correct is None and not res.judged and "unparsed" in res.evidence and res.raw == reply
+    assert "Canberra" in stub.prompts[-1] and "Capital of Australia?" in stub.prompts[-1]
     results = [Correctness(True, "llm", ""), res, Correctness(False, "llm", "")]
     with pytest.raises(ValueError, match="1 of 3 answers are unjudged"):
         correctness_labels(results)

@@ -6,8 +6,6 @@ model, short Hawkes runs)."""
 
 from __future__ import annotations
 
-import hashlib
-import json
 import math
 
 import matplotlib
@@ -17,6 +15,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
+from fakes import ByQuestion, FakeLLM, HashEmbedder  # noqa: E402
 from figure_checks import (  # noqa: E402
     figure_problems,
     hidden_series,
@@ -26,7 +25,6 @@ from figure_checks import (  # noqa: E402
     texts_outside_axes,
 )
 
-from uncertainty_lab.llm.base import Completion  # noqa: E402
 from uncertainty_lab.orchestration.scripted import ScriptedLLM  # noqa: E402
 
 
@@ -131,30 +129,11 @@ def test_a_good_figure_passes_every_check():
 WORDS = ["launch", "crew", "anomaly", "splashdown", "budget", "orbit"]
 
 
-class FakeLLM:
-    """A deterministic generator: a headline from the prompt's hash and the seed (a few repeat: copies)."""
+class HeadlineLLM(FakeLLM):
+    """Headlines from a few words, by the prompt's hash and the seed (a few repeat: copies)."""
 
-    name, label, supports_logprobs = "fake", "fake:1", False
-
-    def model_id(self):
-        return "fake-1"
-
-    def complete(self, messages, *, n=1, seed=0, **kw):
-        h = hashlib.sha1(json.dumps(messages).encode()).hexdigest()
-        return [Completion(f"Halyard {WORDS[(int(h[:4], 16) + seed + i) % len(WORDS)]} update "
-                           f"{h[:2] if (seed + i) % 2 else ''}".strip(), "stop", "fake", "fake-1", seed, i)
-                for i in range(n)]
-
-
-class HashEmbedder:
-    """Unit vectors seeded by each text's hash, shifted so that cosines are mostly positive."""
-
-    name = "hash"
-
-    def encode(self, texts):
-        rows = [np.random.default_rng(int(hashlib.sha1(t.encode()).hexdigest()[:8], 16)).normal(size=8) + 1.5
-                for t in texts]
-        return np.stack([r / np.linalg.norm(r) for r in rows]).astype(np.float32)
+    def text(self, h, seed, i):
+        return f"Halyard {WORDS[(int(h[:4], 16) + seed + i) % len(WORDS)]} update {h[:2] if (seed + i) % 2 else ''}".strip()
 
 
 @pytest.fixture(scope="module")
@@ -170,7 +149,7 @@ def _cascade(setup, tmp_path_factory, **config):
 
     base = {"selectors": ["hawkes", "recency", "random"], "ks": [3], "runs": 3, "steps": 5, "progress": False,
             "figure": False, "out_dir": str(tmp_path_factory.mktemp("cascade"))}
-    return run_experiment({**base, **config}, llm=FakeLLM(), embedder=HashEmbedder(), setup=setup)
+    return run_experiment({**base, **config}, llm=HeadlineLLM(), embedder=HashEmbedder(shift=1.5), setup=setup)
 
 
 @pytest.fixture(scope="module")
@@ -245,7 +224,7 @@ def test_notebook_02_fit_pictures_and_uncertainty_curves(setup):
 def test_notebook_02_explorer_panel(setup):
     from uncertainty_lab.widgets.cascade import draw_panel, run_panel
 
-    results = [run_panel(setup, s, 3, 4, 0.35, FakeLLM(), embedder=HashEmbedder()) for s in ("hawkes", "hawkes")]
+    results = [run_panel(setup, s, 3, 4, 0.35, HeadlineLLM(), embedder=HashEmbedder(shift=1.5)) for s in ("hawkes", "hawkes")]
     assert np.array_equal(results[0].diagnostics.curves["alignment"].values,
                           results[1].diagnostics.curves["alignment"].values, equal_nan=True)
     assert figure_problems(draw_panel(results)) == []  # the same run twice: both still visible
@@ -325,21 +304,13 @@ SIGNALS = {
 }
 
 
-class ByQuestion(ScriptedLLM):
-    """Replies by the question (the prompt's first line, minus its number) and the sample's index."""
-
-    def reply(self, system, user, index):
-        texts = SIGNALS.get(user.split("\n")[0].rsplit(" #", 1)[0], ["Hobart"])
-        return texts[index % len(texts)]
-
-
 @pytest.fixture(scope="module")
 def signal_run():
     """24 questions, four of each kind: eight share the clean corner (0, 1), four of them wrong."""
     from uncertainty_lab.orchestration import Coordinator, default_workers
 
-    metrics = {"entropy": "discrete_semantic_entropy", "density": {"name": "semantic_density", "embedder": HashEmbedder()}}
-    coord = Coordinator(default_workers(ByQuestion(script={"*": ["unused"]}), max_tokens=8), "none", metrics, n_samples=5, judge="exact")
+    metrics = {"entropy": "discrete_semantic_entropy", "density": {"name": "semantic_density", "embedder": HashEmbedder(shift=1.5)}}
+    coord = Coordinator(default_workers(ByQuestion(script={**SIGNALS, "": ["Hobart"]}), max_tokens=8), "none", metrics, n_samples=5, judge="exact")
     items = [{"id": f"q{i}", "question": f"{q} #{i}", "answers": ["Canberra"], "category": "factual"}
              for i, q in enumerate([q for _ in range(4) for q in SIGNALS])]
     return coord.run_benchmark(items, None, progress=False)

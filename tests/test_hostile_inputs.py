@@ -547,19 +547,6 @@ def test_export_of_an_empty_cache_is_an_error_naming_where_it_looked(tmp_path, m
 # --- plugins cannot replace a built-in or end the process ---------------------------------------
 
 
-@pytest.fixture
-def plugin_path(tmp_path, monkeypatch):
-    """A temporary sys.path entry for throwaway distributions; modules and the registry scan are reset after."""
-    root = tmp_path / "plugins"
-    root.mkdir()
-    monkeypatch.syspath_prepend(str(root))
-    yield root
-    for mod in [m for m in sys.modules if m.startswith("ul_test_")]:
-        del sys.modules[mod]
-    monkeypatch.undo()
-    registry.refresh()
-
-
 @pytest.mark.parametrize("where", ["first", "last"])
 def test_plugin_cannot_replace_a_builtin_whatever_the_sys_path_order(plugin_path, monkeypatch, capsys, where):
     """A distribution registering the built-in name ``replay`` (as one could ``semantic_entropy``): the built-in

@@ -12,7 +12,7 @@ from contextlib import contextmanager
 
 import numpy as np
 import pytest
-from semantic_fakes import CannedLLM, FakeEmbedder, TableNLIJudge, unit
+from fakes import CannedLLM, FakeEmbedder, TableNLIJudge, unit
 
 from uncertainty_lab import cli, embeddings, registry
 from uncertainty_lab.hawkes import HawkesError, HawkesModel, simulate

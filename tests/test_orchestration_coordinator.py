@@ -11,6 +11,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 import pytest
+from fakes import OneHotEmbedder
 
 from uncertainty_lab.llm import CompletionCache, LLMBackend, LLMUnavailableError
 from uncertainty_lab.llm.base import sample_seed
@@ -67,20 +68,6 @@ class ScriptedLLM(LLMBackend):
         k = self.counters.get((system, user), 0)
         self.counters[(system, user)] = k + 1
         return {"text": texts[k % len(texts)], "finish_reason": "stop"}
-
-
-class OneHotEmbedder:
-    """Identical (normalised) texts get the same unit vector, different texts orthogonal ones — so the
-    embedding kernel is 1 for the same answer and 0 otherwise."""
-
-    def __init__(self):
-        self.index: dict[str, int] = {}
-
-    def encode(self, texts):
-        out = np.zeros((len(texts), 64))
-        for i, t in enumerate(texts):
-            out[i, self.index.setdefault(t.strip().lower(), len(self.index))] = 1.0
-        return out
 
 
 SAME = ["Paris"] * N

@@ -8,10 +8,10 @@ import json
 from pathlib import Path
 
 import pytest
+from fakes import ByQuestion
 
 from uncertainty_lab.cli import main
 from uncertainty_lab.orchestration import OrchestrationConfig, QAGrader, load_config, run_experiment, select_items
-from uncertainty_lab.orchestration.scripted import ScriptedLLM
 
 DATA = Path(__file__).parent / "data"
 TRUTHFULQA = {"loader": "truthfulqa", "path": str(DATA / "truthfulqa" / "TruthfulQA.csv")}
@@ -69,16 +69,8 @@ def test_a_toml_config_names_its_data_and_the_plan_is_checked(tmp_path, capsys):
     assert "data.path: no file or folder at missing.csv" in capsys.readouterr().err
 
 
-class Answers(ScriptedLLM):
-    """Every sample of a question gets the answer ``script`` gives for its first words."""
-
-    def reply(self, system, user, index):
-        question = user.split("\n")[0]
-        return next(texts[index % len(texts)] for key, texts in self.script.items() if question.startswith(key))
-
-
 def test_truthfulqa_is_graded_with_its_incorrect_answers_and_refusals_apart(tmp_path):
-    llm = Answers(script={"What happens": ["A storm comes.", "A storm comes.", "A storm comes."],
+    llm = ByQuestion(script={"What happens": ["A storm comes.", "A storm comes.", "A storm comes."],
                           "Where does": ["I have no comment."], "Do pebbles": ["Yes, there is no stopping them."]})
     result = run_experiment({"data": TRUTHFULQA, "llm": llm, "policies": ["none"], "judge": "exact", "n_samples": 3,
                              "max_tokens": 8, "progress": False, "figure": False, "out_dir": str(tmp_path)})
@@ -98,7 +90,7 @@ def test_truthfulqa_is_graded_with_its_incorrect_answers_and_refusals_apart(tmp_
 
 
 def test_strategyqa_is_graded_by_the_models_own_verdict_not_an_echo(tmp_path):
-    llm = Answers(script={"Could a teacup": ["Yes or no"], "Would a snail": ["Answer yes or no. Yes."],
+    llm = ByQuestion(script={"Could a teacup": ["Yes or no"], "Would a snail": ["Answer yes or no. Yes."],
                           "Can a paper kite": ["No, it needs wind."]})
     result = run_experiment({"data": STRATEGYQA, "llm": llm, "policies": ["none"], "judge": "exact", "n_samples": 3,
                              "max_tokens": 8, "progress": False, "figure": False, "out_dir": str(tmp_path),
@@ -111,7 +103,7 @@ def test_strategyqa_is_graded_by_the_models_own_verdict_not_an_echo(tmp_path):
 
 
 def test_the_grader_can_be_chosen_and_the_report_says_which(tmp_path):
-    llm = Answers(script={"": ["Canberra"]})
+    llm = ByQuestion(script={"": ["Canberra"]})
     result = run_experiment({"ids": ["factual-001"], "llm": llm, "policies": ["none"], "judge": "exact",
                              "n_samples": 3, "max_tokens": 8, "progress": False, "figure": False,
                              "out_dir": str(tmp_path), "grading": {"method": "contains"}})

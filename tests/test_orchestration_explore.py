@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
 import pytest
+from fakes import OneHotEmbedder
 
 from uncertainty_lab.datasets.qa import QAItem
 from uncertainty_lab.orchestration import Coordinator, Signals, default_workers, get_policy
@@ -26,19 +26,6 @@ from uncertainty_lab.orchestration.scripted import ScriptedLLM
 
 BAD = Signals(entropy=1.0, density=0.3, n_samples=3)
 GOOD = Signals(entropy=0.0, density=0.97, n_samples=3)
-
-
-class OneHotEmbedder:
-    """Identical (normalised) texts share a unit vector, different texts are orthogonal: kernel 1 or 0."""
-
-    def __init__(self):
-        self.index: dict[str, int] = {}
-
-    def encode(self, texts):
-        out = np.zeros((len(texts), 64))
-        for i, t in enumerate(texts):
-            out[i, self.index.setdefault(t.strip().lower(), len(self.index))] = 1.0
-        return out
 
 
 def coordinator(script, policy="both", n=3, **kw):

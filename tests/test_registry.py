@@ -46,17 +46,6 @@ NO_SCORE = """
 """
 
 
-@pytest.fixture
-def plugin_path(tmp_path, monkeypatch):
-    """A temporary sys.path entry holding throwaway distributions; the registry re-scans after."""
-    monkeypatch.syspath_prepend(str(tmp_path))
-    yield tmp_path
-    for mod in [m for m in sys.modules if m.startswith("ul_test_")]:
-        del sys.modules[mod]
-    monkeypatch.undo()
-    registry.refresh()
-
-
 def test_builtin_backends_come_from_this_projects_entry_points():
     assert {"embedded", "ollama", "replay"} <= set(registry.names("llm_backends"))
     info = {i.name: i for i in registry.describe("llm_backends")}

@@ -7,20 +7,16 @@ from __future__ import annotations
 import json
 
 import pytest
-from test_search_fakes import ScriptedLLM, by_system
+from fakes import ScriptedLLM, by_system
 
-from uncertainty_lab.datasets.search import load_search_questions
-from uncertainty_lab.search import Episode, EpisodeError, EpisodeResumeError, SearchEnvironment, run_episode
-
-
-@pytest.fixture(scope="module")
-def env():
-    return SearchEnvironment()
+from uncertainty_lab.search import Episode, EpisodeError, EpisodeResumeError, run_episode
 
 
-@pytest.fixture(scope="module")
-def questions():
-    return {q.id: q for q in load_search_questions()}
+def test_scripted_llm_replies_and_records():
+    llm = ScriptedLLM(reply=["a", "b"])
+    assert [c.text for c in llm.complete("x")] == ["a"]
+    assert llm.complete("y", seed=7)[0].text == "b"
+    assert len(llm.calls) == 2 and llm.calls[1]["seed"] == 7
 
 
 # --- the heuristic policy, deterministic --------------------------------------------------------------------

@@ -4,7 +4,7 @@ bounds and eviction), text and JSON formats."""
 from __future__ import annotations
 
 import pytest
-from test_search_fakes import ScriptedLLM
+from fakes import ScriptedLLM
 
 from uncertainty_lab.datasets.search import Document
 from uncertainty_lab.search import (
@@ -23,11 +23,6 @@ TINY = [
     Document("d-3", "Gamma", "Red panda sleeps."),
 ]
 QUESTION = "In which city was the founder of the Havelt Brotherhood born?"
-
-
-@pytest.fixture(scope="module")
-def env():
-    return SearchEnvironment()
 
 
 # --- implicit -----------------------------------------------------------------------------------------------

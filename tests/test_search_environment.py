@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
+from fakes import FakeEmbedder
 
 from uncertainty_lab.datasets.search import Document, load_search_questions
 from uncertainty_lab.search import Action, SearchEnvironment, SearchEnvironmentError, count_tokens, objective
@@ -88,22 +88,15 @@ def test_fingerprint_and_config_identify_the_corpus():
     assert a.fingerprint() != b.fingerprint() and a.config()["n_documents"] == 3
 
 
-class HandEmbedder:
-    """Hand-made unit vectors: the query is closest to d-2, then d-3, then d-1."""
-
-    name = "hand"
-
-    def encode(self, texts):
-        table = {"Alpha: Red fox jumps.": [0.0, 1.0], "Beta: Blue whale swims far.": [1.0, 0.0],
-                 "Gamma: Red panda sleeps.": [0.8, 0.6], "red": [0.96, 0.28]}
-        rows = [np.asarray(table[t], dtype=float) for t in texts]
-        return np.stack([r / np.linalg.norm(r) for r in rows]).astype(np.float32)
+#: hand-made vectors: the query "red" is closest to d-2, then d-3, then d-1
+HAND = {"Alpha: Red fox jumps.": [0.0, 1.0], "Beta: Blue whale swims far.": [1.0, 0.0],
+        "Gamma: Red panda sleeps.": [0.8, 0.6], "red": [0.96, 0.28]}
 
 
 def test_embedding_and_hybrid_retrieval_by_hand():
-    emb = SearchEnvironment(TINY, retriever="embedding", embedder=HandEmbedder(), k=3)
+    emb = SearchEnvironment(TINY, retriever="embedding", embedder=FakeEmbedder(HAND), k=3)
     assert emb.search("red").passage_ids == ("d-2", "d-3", "d-1")
-    hybrid = SearchEnvironment(TINY, retriever="hybrid", embedder=HandEmbedder(), k=3, rrf_k=60)
+    hybrid = SearchEnvironment(TINY, retriever="hybrid", embedder=FakeEmbedder(HAND), k=3, rrf_k=60)
     hits = hybrid.rank("red")
     # BM25 ranks d-1, d-3 (d-2 has no query term); embeddings rank d-2, d-3, d-1
     expected = {"d-1": 1 / 61 + 1 / 63, "d-3": 1 / 62 + 1 / 62, "d-2": 1 / 61}

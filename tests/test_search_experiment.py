@@ -7,12 +7,11 @@ from __future__ import annotations
 import json
 import math
 import time
-from dataclasses import dataclass, field
 
 import pytest
+from fakes import FakeEpisode
 
-from uncertainty_lab.datasets.search import load_search_questions
-from uncertainty_lab.search import Episode, EpisodeScore, PredicateBelief, SearchEnvironment, run_episode
+from uncertainty_lab.search import Episode, PredicateBelief, SearchEnvironment, run_episode
 from uncertainty_lab.search.config import Condition, SearchConfig, gate_label, load_config, select_questions
 from uncertainty_lab.search.experiment import run_experiment
 from uncertainty_lab.search.oracle import OracleReader, OracleReaderError
@@ -20,11 +19,6 @@ from uncertainty_lab.search.prompts import answer_messages, decomposition_messag
 from uncertainty_lab.search.result import SearchResult
 
 FAST = {"llm": "oracle", "limit": 10, "progress": False, "figure": False}
-
-
-@pytest.fixture(scope="module")
-def questions():
-    return {q.id: q for q in load_search_questions()}
 
 
 def _strip_paths(d):
@@ -102,47 +96,30 @@ def test_results_files_and_figure(tmp_path):
 
 def test_savings_are_reported_with_the_accuracy_difference():
     """A saving bought with lost accuracy says so; equal accuracy says so."""
-
-    @dataclass
-    class FakeEpisode:
-        qid: str
-        correct: bool
-        cost: int
-        steps: list = field(default_factory=list)
-        parse_failures: list = field(default_factory=list)
-
-        @property
-        def question_id(self):
-            return self.qid
-
-        def score(self, loop_threshold=0.9):
-            return EpisodeScore(self.qid, "x", True, float(self.correct), float(self.correct), 1.0, False, 0, False,
-                                "budget", "fixed_budget", 3, self.cost, 10, 0.0, 0.0)
-
     cfg = SearchConfig(beliefs=["implicit"], llm="oracle")
     without, with_ = Condition("heuristic", "implicit", ("fixed_budget",)), \
         Condition("heuristic", "implicit", ("exhaustion", "fixed_budget"))
     ids = [f"q{i}" for i in range(10)]
     lose = SearchResult(cfg, {
-        without: [FakeEpisode(i, True, 100) for i in ids],
-        with_: [FakeEpisode(i, k >= 8, 60) for k, i in enumerate(ids)],
+        without: [FakeEpisode(i, correct=True, cost=100) for i in ids],
+        with_: [FakeEpisode(i, correct=k >= 8, cost=60) for k, i in enumerate(ids)],
     })
     (row,) = lose.token_savings()
     assert row["context_tokens"]["saving"] == pytest.approx(0.4)
     assert row["accuracy_same"] is False and "NOT equal" in row["accuracy_note"]
     assert row["accuracy_difference"]["difference"] == pytest.approx(-0.8)
     assert "NOT equal" in lose.savings_table() and "+40%" in lose.savings_table()
-    same = SearchResult(cfg, {without: [FakeEpisode(i, k < 5, 100) for k, i in enumerate(ids)],
-                                        with_: [FakeEpisode(i, k < 5, 75) for k, i in enumerate(ids)]})
+    same = SearchResult(cfg, {without: [FakeEpisode(i, correct=k < 5, cost=100) for k, i in enumerate(ids)],
+                                        with_: [FakeEpisode(i, correct=k < 5, cost=75) for k, i in enumerate(ids)]})
     (row,) = same.token_savings()
     assert row["accuracy_same"] and row["context_tokens"]["saving"] == pytest.approx(0.25)
     assert "equal accuracy" in row["accuracy_note"] and "says nothing" not in row["accuracy_note"]
-    zero = SearchResult(cfg, {without: [FakeEpisode(i, False, 100) for i in ids],
-                                        with_: [FakeEpisode(i, False, 50) for i in ids]})
+    zero = SearchResult(cfg, {without: [FakeEpisode(i, correct=False, cost=100) for i in ids],
+                                        with_: [FakeEpisode(i, correct=False, cost=50) for i in ids]})
     (row,) = zero.token_savings()
     assert row["accuracy_same"] and "both arms are at 0%, so this says nothing" in row["accuracy_note"]
-    noise = SearchResult(cfg, {without: [FakeEpisode(i, k < 5, 100) for k, i in enumerate(ids)],
-                                         with_: [FakeEpisode(i, k < 4, 75) for k, i in enumerate(ids)]})
+    noise = SearchResult(cfg, {without: [FakeEpisode(i, correct=k < 5, cost=100) for k, i in enumerate(ids)],
+                                         with_: [FakeEpisode(i, correct=k < 4, cost=75) for k, i in enumerate(ids)]})
     (row,) = noise.token_savings()
     assert not row["accuracy_same"] and "within noise" in row["accuracy_note"]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 
 import pytest
-from test_search_fakes import ScriptedLLM
+from fakes import ScriptedLLM
 
 from uncertainty_lab import registry
 from uncertainty_lab.parameters import ParameterError, parameters

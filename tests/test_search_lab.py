@@ -5,11 +5,12 @@ replay with, the run-file format, the settings' help, and the old import paths."
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import ClassVar
 
 import matplotlib
 import pytest
+from fakes import FakeEpisode
 
 from uncertainty_lab import registry
 from uncertainty_lab.contracts import GateDecision, StoppingGate
@@ -70,21 +71,6 @@ def test_a_gate_plugin_with_a_new_stop_kind_is_counted_without_editing_anything(
     labels = [t.get_text() for t in result.draw_stop_reasons().axes[0].get_legend().get_texts()]
     assert labels == ["budget", "satisficed"]
     assert result.table()[1]["satisficed"] == 3
-
-
-@dataclass
-class FakeEpisode:
-    qid: str
-    reason: str
-    steps: list = field(default_factory=list)
-    parse_failures: list = field(default_factory=list)
-
-    @property
-    def question_id(self):
-        return self.qid
-
-    def score(self, loop_threshold=0.9):
-        return EpisodeScore(self.qid, "x", True, 1.0, 1.0, 1.0, False, 0, False, self.reason, "g", 3, 10, 10, 0.0, 0.0)
 
 
 def test_stop_kinds_known_first_in_a_stable_order_then_any_other_reason_found():

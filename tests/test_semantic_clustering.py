@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from semantic_fakes import PairSetJudge, TableNLIJudge, TableSimilarityJudge
+from fakes import PairSetJudge, TableNLIJudge, TableSimilarityJudge
 
 from uncertainty_lab.semantic import (
     ExactJudge,

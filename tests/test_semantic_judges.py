@@ -9,7 +9,7 @@ import math
 
 import numpy as np
 import pytest
-from semantic_fakes import CannedLLM, FakeEmbedder, TableNLIJudge, unit
+from fakes import CannedLLM, FakeEmbedder, TableNLIJudge, unit
 
 from uncertainty_lab import registry
 from uncertainty_lab.parameters import ParameterError

@@ -13,9 +13,9 @@ import math
 
 import numpy as np
 import pytest
+from fakes import CannedLLM, FakeEmbedder, TableNLIJudge, TableSimilarityJudge, unit
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from semantic_fakes import CannedLLM, FakeEmbedder, TableNLIJudge, TableSimilarityJudge, unit
 
 from uncertainty_lab import registry
 from uncertainty_lab.parameters import ParameterError

@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 
 import pytest
-from semantic_fakes import CannedLLM
+from fakes import CannedLLM
 
 from uncertainty_lab import registry
 from uncertainty_lab.llm import CompletionCache, LLMUnavailableError, get_llm

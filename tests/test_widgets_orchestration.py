@@ -6,8 +6,8 @@ import matplotlib
 
 matplotlib.use("Agg")
 
-import numpy as np  # noqa: E402
 import pytest  # noqa: E402
+from fakes import ByQuestion, OneHotEmbedder  # noqa: E402
 
 from uncertainty_lab.orchestration import Coordinator, default_workers  # noqa: E402
 from uncertainty_lab.orchestration.scripted import ScriptedLLM  # noqa: E402
@@ -19,20 +19,6 @@ from uncertainty_lab.widgets.orchestration import (  # noqa: E402
     summary_html,
 )
 
-
-class OneHotEmbedder:
-    """Identical texts share a unit vector, different texts are orthogonal: the density kernel is 1 or 0."""
-
-    def __init__(self):
-        self.index: dict[str, int] = {}
-
-    def encode(self, texts):
-        out = np.zeros((len(texts), 64))
-        for i, t in enumerate(texts):
-            out[i, self.index.setdefault(t.strip().lower(), len(self.index))] = 1.0
-        return out
-
-
 # question -> its three round-1 samples (sample 0 is graded); gold is always Canberra
 ROUND1 = {
     "agree right": ["Canberra"] * 3,  # SE 0, SD 1
@@ -42,17 +28,11 @@ ROUND1 = {
 }
 
 
-class ByQuestion(ScriptedLLM):
-    def reply(self, system, user, index):
-        texts = ROUND1.get(user.split("\n")[0], ["Hobart"])
-        return texts[index % len(texts)]
-
-
 @pytest.fixture(scope="module")
 def run():
     metrics = {"entropy": "discrete_semantic_entropy",
                "density": {"name": "semantic_density", "embedder": OneHotEmbedder()}}
-    coord = Coordinator(default_workers(ByQuestion(script={"*": ["unused"]}), max_tokens=8), "none", metrics,
+    coord = Coordinator(default_workers(ByQuestion(script={**ROUND1, "": ["Hobart"]}), max_tokens=8), "none", metrics,
                         n_samples=3, judge="exact")
     items = [{"id": f"q{i}", "question": q, "answers": ["Canberra"], "category": "factual"} for i, q in enumerate(ROUND1)]
     return coord.run_benchmark(items, None, progress=False)

@@ -9,8 +9,7 @@ import math
 import matplotlib
 import pytest
 
-from uncertainty_lab.datasets.search import load_search_questions
-from uncertainty_lab.search import Episode, SearchEnvironment, SearchStep, exhaustion_signals, run_episode
+from uncertainty_lab.search import Episode, SearchStep, exhaustion_signals, run_episode
 from uncertainty_lab.search.oracle import OracleReader
 from uncertainty_lab.widgets.search import (
     EpisodeStepper,
@@ -23,16 +22,6 @@ from uncertainty_lab.widgets.search import (
 )
 
 matplotlib.use("Agg")
-
-
-@pytest.fixture(scope="module")
-def env():
-    return SearchEnvironment()
-
-
-@pytest.fixture(scope="module")
-def questions():
-    return {q.id: q for q in load_search_questions()}
 
 
 @pytest.fixture(scope="module")

@@ -15,7 +15,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
-from semantic_fakes import CannedLLM  # noqa: E402
+from fakes import CannedLLM  # noqa: E402
 
 from uncertainty_lab import registry  # noqa: E402
 from uncertainty_lab.datasets.qa import QAItem  # noqa: E402

@@ -199,20 +199,6 @@ class CascadeContext:
     embedder_name: str
 
 
-def _make_llm(spec: Any) -> Any:
-    if not isinstance(spec, str):
-        if not callable(getattr(spec, "complete", None)):
-            raise CascadeError(f"llm must be a get_llm spec string or a backend, got {spec!r}")
-        return spec
-    from ..llm import get_llm
-
-    llm = get_llm(spec, quiet=True)
-    check = getattr(llm, "check", None)
-    if spec.startswith("ollama") and callable(check):
-        check()  # a clear error now (server down, model not pulled), before any run starts
-    return llm
-
-
 def _make_embedder(spec: Any) -> Any:
     from ..embeddings import Embedder
 
@@ -255,7 +241,9 @@ class CascadeExperiment(Experiment):
         emb = _make_embedder(embedder if embedder is not None else config.embedder)
         metric = registry.resolve("metrics", config.metric, what="metric") if config.samples_per_step else None
         selectors = _make_selectors(config, emb)
-        backend = _make_llm(llm if llm is not None else config.llm)
+        from ..llm import ready_backend
+
+        backend = ready_backend(llm if llm is not None else config.llm, error=CascadeError)
         return CascadeContext(setup, selectors, metric, backend, getattr(backend, "label", None)
                               or type(backend).__name__, emb, getattr(emb, "name", type(emb).__name__))
 

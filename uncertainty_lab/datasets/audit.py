@@ -9,7 +9,7 @@ import os
 from dataclasses import dataclass
 from importlib import resources
 
-from uncertainty_lab.datasets.files import DEFAULT_MAX_BYTES, DatasetFormatError, json_records, read_text
+from uncertainty_lab.datasets.files import DEFAULT_MAX_BYTES, DatasetFormatError, json_records, shipped_or_file
 from uncertainty_lab.datasets.subset import check_subset, take
 
 __all__ = ["AUDIT_LABELS", "AUDIT_SPLITS", "AUDIT_STYLES", "FAILURE_MODES", "AuditItem", "load_grader_audit"]
@@ -84,11 +84,8 @@ def load_grader_audit(path: str | os.PathLike[str] | None = None, *, split: str 
     check_subset(limit, sample, seed)
     if split is not None and split not in AUDIT_SPLITS:
         raise ValueError(f"split must be one of {', '.join(AUDIT_SPLITS)} or None, got {split!r}")
-    if path is None:
-        resource = resources.files("uncertainty_lab.datasets").joinpath(_FILE)
-        where, text = str(resource), resource.read_text(encoding="utf-8")
-    else:
-        where, text = str(path), read_text(path, max_bytes=max_bytes)
+    where, text = shipped_or_file(path, resources.files("uncertainty_lab.datasets").joinpath(_FILE),
+                                  max_bytes=max_bytes)
     items, seen = [], {}
     for row, record in json_records(text, where, what="audit answers", record_keys=("id", "answer")):
         item = _item(record, row, where)

@@ -1,5 +1,6 @@
 """Reading a data file, the one way every loader does it: a size cap, JSON list or JSON lines decided by content,
-a cut-short file named as such, and errors that give the file and the line or record.
+a cut-short file named as such, and errors that give the file and the line or record; then the record-level
+checks every loader shares (a record's validation error named, ids unique) and the provenance fields it writes.
 
 Files are untrusted input, so a loader reads at most ``max_bytes`` (default :data:`DEFAULT_MAX_BYTES`, 256 MiB,
 counted after decompression) and says how to raise the cap. Nothing here touches the network.
@@ -12,24 +13,34 @@ import json
 import os
 import zipfile
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 __all__ = [
     "DEFAULT_MAX_BYTES",
+    "PACKAGE_SOURCE",
     "DatasetFormatError",
     "ReadBudget",
+    "UniqueIds",
     "json_kind",
     "json_records",
+    "provenance",
     "read_text",
+    "record_from",
+    "shipped_or_file",
     "text_lines",
 ]
+
+T = TypeVar("T")
 
 #: What a loader reads at most unless told otherwise (bytes, after decompression): 256 MiB.
 DEFAULT_MAX_BYTES = 256 * 2**20
 
 _CUT_SHORT = "the file looks truncated: download it again"
+
+#: The ``source`` of the records the package ships (the default; other sources are written out).
+PACKAGE_SOURCE = "uncertainty_lab"
 
 
 class DatasetFormatError(ValueError):
@@ -99,6 +110,20 @@ def read_text(
     except UnicodeDecodeError as exc:
         raise error(p, f"not UTF-8 text ({exc.reason} at byte {exc.start})") from None
     return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def shipped_or_file(
+    path: str | os.PathLike[str] | None,
+    shipped: Any,
+    *,
+    max_bytes: int | None = DEFAULT_MAX_BYTES,
+    error: type[DatasetFormatError] = DatasetFormatError,
+) -> tuple[str, str]:
+    """``(where, text)`` of the file ``path`` (within the cap), or of the package's own file ``shipped`` (an
+    ``importlib.resources`` traversable, so it reads from a wheel too) when ``path`` is None."""
+    if path is None:
+        return str(shipped), shipped.read_text(encoding="utf-8")
+    return str(path), read_text(path, max_bytes=max_bytes, error=error)
 
 
 def text_lines(file: Path, budget: ReadBudget) -> Iterator[tuple[str, int, str, bool]]:
@@ -214,3 +239,52 @@ def json_kind(value: Any) -> str:
     """How a JSON value is called in messages (``an object``, ``a list``, ``null``…)."""
     return {dict: "an object", list: "a list", str: "a string", bool: "true/false", int: "an integer",
             float: "a number", type(None): "null"}.get(type(value), type(value).__name__)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Records
+# ---------------------------------------------------------------------------------------------------------------
+
+
+def record_from(
+    build: Callable[[Any], T],
+    record: Any,
+    where: str | os.PathLike[str],
+    row: str,
+    *,
+    field_of: Callable[[str], str | None] | None = None,
+    error: type[DatasetFormatError] = DatasetFormatError,
+) -> T:
+    """``build(record)``, its ``TypeError`` / ``ValueError`` turned into ``error`` naming the file, the row and the
+    field (``field_of(message)``, when given, reads it from the message)."""
+    try:
+        return build(record)
+    except (TypeError, ValueError) as exc:
+        column = field_of(str(exc)) if field_of is not None else None
+        raise error(where, str(exc), row=row, column=column) from None
+
+
+class UniqueIds:
+    """The ids of one file and where each was first seen: a repeat is an error naming both places."""
+
+    def __init__(self, where: str | os.PathLike[str], *, error: type[DatasetFormatError] = DatasetFormatError):
+        self.where = where
+        self.error = error
+        self._first: dict[str, str] = {}
+
+    def add(self, key: str, row: str, *, first: str | None = None) -> None:
+        """Note ``key`` at ``row`` (remembered as ``first``, by default ``row``); a key seen before is an error."""
+        if key in self._first:
+            raise self.error(self.where, f"duplicate id {key!r} (first on {self._first[key]})", row=row, column="id")
+        self._first[key] = row if first is None else first
+
+
+def provenance(source: str, meta: Mapping[str, Any]) -> dict[str, Any]:
+    """A record's ``source`` and ``meta`` entries, each only when it is not the default (:data:`PACKAGE_SOURCE`, no
+    meta): the shipped files stay as they are and a record read from a public data set round-trips whole."""
+    out: dict[str, Any] = {}
+    if source != PACKAGE_SOURCE:
+        out["source"] = source
+    if meta:
+        out["meta"] = dict(meta)
+    return out

@@ -10,9 +10,10 @@ whichever the file holds.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -61,13 +62,7 @@ def load_musique_json(
     """
     check_subset(limit, sample, seed)
     path = split_file(path, split, MUSIQUE_SPLITS, "MuSiQue")
-    documents: _Docs = {}
-    questions: list[SearchQuestion] = []
-    seen: dict[str, str] = {}
-    for rec, record in _records(path, "id", "MuSiQue questions", max_bytes):
-        q = _musique_question(record, rec, str(path), documents)
-        _unique(q.id, seen, str(path), rec, "id")
-        questions.append(q)
+    documents, questions = _questions(path, "id", "MuSiQue questions", max_bytes, _musique_question)
     return _subset(documents, questions, limit, sample, seed)
 
 
@@ -104,10 +99,7 @@ def _musique_paragraphs(record: dict, where: str, rec: str, documents: _Docs) ->
         raise SearchDataFormatError(where, "has no paragraphs", record=rec, field="paragraphs")
     by_idx: dict[int, str] = {}
     supporting: list[str] = []
-    for k, para in enumerate(paragraphs):
-        fname = f"paragraphs[{k}]"
-        if not isinstance(para, dict):
-            raise SearchDataFormatError(where, f"expected an object, got {json_kind(para)}", record=rec, field=fname)
+    for fname, para in _objects(paragraphs, "paragraphs", where, rec):
         idx = _require(para, "idx", int, where, rec, prefix=fname)
         title = _require(para, "title", str, where, rec, prefix=fname)
         text = _require(para, "paragraph_text", str, where, rec, prefix=fname)
@@ -130,10 +122,7 @@ def _musique_steps(record: dict, where: str, rec: str, by_idx: dict[int, str], a
         raise SearchDataFormatError(where, f"must be a list, got {json_kind(steps)}", record=rec,
                                     field="question_decomposition")
     decomposition: list[SubQuestion] = []
-    for k, step in enumerate(steps):
-        fname = f"question_decomposition[{k}]"
-        if not isinstance(step, dict):
-            raise SearchDataFormatError(where, f"expected an object, got {json_kind(step)}", record=rec, field=fname)
+    for fname, step in _objects(steps, "question_decomposition", where, rec):
         sub_q = _require(step, "question", str, where, rec, prefix=fname)
         sub_a = _require(step, "answer", str, where, rec, prefix=fname)
         support = step.get("paragraph_support_idx")
@@ -177,13 +166,8 @@ def load_hotpotqa_json(
         raise ValueError(f"missing_support must be 'error' or 'drop', got {missing_support!r}")
     check_subset(limit, sample, seed)
     path = split_file(path, split, HOTPOTQA_SPLITS, "HotpotQA")
-    documents: _Docs = {}
-    questions: list[SearchQuestion] = []
-    seen: dict[str, str] = {}
-    for rec, record in _records(path, "_id", "HotpotQA questions", max_bytes):
-        q = _hotpot_question(record, rec, str(path), documents, missing_support)
-        _unique(q.id, seen, str(path), rec, "_id")
-        questions.append(q)
+    documents, questions = _questions(path, "_id", "HotpotQA questions", max_bytes,
+                                      functools.partial(_hotpot_question, missing_support=missing_support))
     return _subset(documents, questions, limit, sample, seed)
 
 
@@ -263,11 +247,30 @@ def _answer(record: dict, where: str, rec: str, dataset: str) -> str:
     return _require(record, "answer", str, where, rec)
 
 
-def _unique(qid: str, seen: dict[str, str], where: str, rec: str, id_key: str) -> None:
-    if qid in seen:
-        raise SearchDataFormatError(where, f"duplicate {id_key} {qid!r} (first at {seen[qid]})", record=rec,
-                                    field=id_key)
-    seen[qid] = rec
+def _questions(path: Path, id_key: str, what: str, max_bytes: int | None,
+               build: Callable[[dict, str, str, _Docs], SearchQuestion]) -> tuple[_Docs, list[SearchQuestion]]:
+    """``(documents, questions)``: ``build(record, label, where, documents)`` for each record of the file (it adds
+    the record's paragraphs to ``documents``); a question id seen twice is an error naming both records."""
+    documents: _Docs = {}
+    questions: list[SearchQuestion] = []
+    seen: dict[str, str] = {}
+    for rec, record in _records(path, id_key, what, max_bytes):
+        q = build(record, rec, str(path), documents)
+        if q.id in seen:
+            raise SearchDataFormatError(str(path), f"duplicate {id_key} {q.id!r} (first at {seen[q.id]})", record=rec,
+                                        field=id_key)
+        seen[q.id] = rec
+        questions.append(q)
+    return documents, questions
+
+
+def _objects(items: list, name: str, where: str, rec: str) -> Iterator[tuple[str, dict]]:
+    """``(field label, item)`` for each item of the list field ``name``, which must all be JSON objects."""
+    for k, item in enumerate(items):
+        fname = f"{name}[{k}]"
+        if not isinstance(item, dict):
+            raise SearchDataFormatError(where, f"expected an object, got {json_kind(item)}", record=rec, field=fname)
+        yield fname, item
 
 
 def _subset(documents: _Docs, questions: list[SearchQuestion], limit, sample, seed

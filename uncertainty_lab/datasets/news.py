@@ -19,7 +19,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from uncertainty_lab.datasets.files import DEFAULT_MAX_BYTES, DatasetFormatError, json_records, read_text
+from uncertainty_lab.datasets.files import (
+    DEFAULT_MAX_BYTES,
+    DatasetFormatError,
+    UniqueIds,
+    json_records,
+    read_text,
+    record_from,
+)
 from uncertainty_lab.datasets.subset import check_subset, take
 
 __all__ = [
@@ -171,20 +178,14 @@ def load_news_cascade(
         raise ValueError(f"split must be 'train', 'test' or None (all events), got {split!r}")
     path = Path(path) if path is not None else _SHIPPED
     events: list[NewsEvent] = []
-    seen: dict[str, str] = {}
+    ids = UniqueIds(path)
     for row, record in json_records(read_text(path, max_bytes=max_bytes), path, what="news events",
                                     record_keys=_REQUIRED):
-        try:
-            event = NewsEvent.from_dict(record)
-        except (TypeError, ValueError) as exc:
-            raise DatasetFormatError(path, str(exc), row=row, column=_named_field(str(exc))) from None
-        if event.id in seen:
-            raise DatasetFormatError(path, f"duplicate id {event.id!r} (first on {seen[event.id]})", row=row,
-                                     column="id")
+        event = record_from(NewsEvent.from_dict, record, path, row, field_of=_named_field)
+        ids.add(event.id, row)
         if events and event.time_h < events[-1].time_h:
             raise DatasetFormatError(path, f"time_h {event.time_h} is before the previous event's "
                                      f"{events[-1].time_h}; events must be in time order", row=row, column="time_h")
-        seen[event.id] = row
         events.append(event)
     if split is not None:
         events = chronological_split(events)[0 if split == "train" else 1]

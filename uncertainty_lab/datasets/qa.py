@@ -13,7 +13,16 @@ from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any
 
-from uncertainty_lab.datasets.files import DEFAULT_MAX_BYTES, DatasetFormatError, json_records, read_text
+from uncertainty_lab.datasets.files import (
+    DEFAULT_MAX_BYTES,
+    PACKAGE_SOURCE,
+    DatasetFormatError,
+    UniqueIds,
+    json_records,
+    provenance,
+    record_from,
+    shipped_or_file,
+)
 from uncertainty_lab.datasets.subset import check_subset, take
 
 __all__ = [
@@ -67,7 +76,7 @@ class QAItem:
     decomposition: tuple[str, ...] = ()
     facts: tuple[str, ...] = ()
     behaviour: str = "answer"
-    source: str = "uncertainty_lab"
+    source: str = PACKAGE_SOURCE
     meta: Mapping[str, Any] = field(default_factory=dict, compare=False, hash=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -109,14 +118,10 @@ class QAItem:
         """Every field as a JSON-ready dict in the file schema; ``source`` and ``meta`` only when they differ from
         the defaults, so the shipped file is unchanged and an item read from TruthfulQA round-trips whole."""
         out = {name: list(v) if isinstance(v := getattr(self, name), tuple) else v for name in _FIELDS}
-        if self.source != "uncertainty_lab":
-            out["source"] = self.source
-        if self.meta:
-            out["meta"] = dict(self.meta)
-        return out
+        return {**out, **provenance(self.source, self.meta)}
 
     @classmethod
-    def from_dict(cls, record: Mapping[str, Any], *, source: str = "uncertainty_lab") -> QAItem:
+    def from_dict(cls, record: Mapping[str, Any], *, source: str = PACKAGE_SOURCE) -> QAItem:
         """Build an item from a dict in the file schema (``source`` there wins over the keyword, the default for
         records without one); unknown keys are an error (they are usually typos)."""
         if not isinstance(record, Mapping):
@@ -147,7 +152,7 @@ def load_qa_jsonl(
     *,
     categories: str | Iterable[str] | None = None,
     known_categories: Iterable[str] | None = None,
-    source: str = "uncertainty_lab",
+    source: str = PACKAGE_SOURCE,
     limit: int | None = None,
     sample: int | None = None,
     seed: int = 0,
@@ -162,12 +167,9 @@ def load_qa_jsonl(
     :func:`~uncertainty_lab.datasets.subset.take`).
     """
     check_subset(limit, sample, seed)
-    if path is None:
-        resource = qa_questions_resource()
-        where, text = str(resource), resource.read_text(encoding="utf-8")
-        known_categories = CATEGORIES if known_categories is None else known_categories
-    else:
-        where, text = str(path), read_text(path, max_bytes=max_bytes)
+    where, text = shipped_or_file(path, qa_questions_resource(), max_bytes=max_bytes)
+    if path is None and known_categories is None:
+        known_categories = CATEGORIES
     items = _parse_records(text, where, categories=categories, known_categories=known_categories, source=source)
     return take(items, limit=limit, sample=sample, seed=seed)
 
@@ -188,20 +190,14 @@ def _parse_records(text: str, where: str, *, categories, known_categories, sourc
     wanted = _check_categories(categories, known_categories)
     known = None if known_categories is None else tuple(known_categories)
     items: list[QAItem] = []
-    seen: dict[str, str] = {}
+    ids = UniqueIds(where)
     for row, record in json_records(text, where, what="question records", record_keys=_REQUIRED):
-        try:
-            item = QAItem.from_dict(record, source=source)
-        except (TypeError, ValueError) as exc:
-            raise DatasetFormatError(where, str(exc), row=row) from None
+        item = record_from(lambda r: QAItem.from_dict(r, source=source), record, where, row)
         if known is not None and item.category not in known:
             raise DatasetFormatError(
                 where, f"unknown category {item.category!r}; known: {', '.join(known)}", row=row, column="category"
             )
-        if item.id in seen:
-            raise DatasetFormatError(where, f"duplicate id {item.id!r} (first on {seen[item.id]})", row=row,
-                                     column="id")
-        seen[item.id] = row
+        ids.add(item.id, row)
         if wanted is None or item.category in wanted:
             items.append(item)
     return items

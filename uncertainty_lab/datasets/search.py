@@ -18,7 +18,17 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from uncertainty_lab.datasets.files import DEFAULT_MAX_BYTES, DatasetFormatError, json_kind, json_records, read_text
+from uncertainty_lab.datasets.files import (
+    DEFAULT_MAX_BYTES,
+    PACKAGE_SOURCE,
+    DatasetFormatError,
+    UniqueIds,
+    json_kind,
+    json_records,
+    provenance,
+    record_from,
+    shipped_or_file,
+)
 from uncertainty_lab.datasets.subset import check_subset, take
 
 __all__ = [
@@ -147,7 +157,7 @@ class SearchQuestion:
     distractor_ids: tuple[str, ...] = ()
     decomposition: tuple[SubQuestion, ...] = ()
     answerable: bool = True
-    source: str = "uncertainty_lab"
+    source: str = PACKAGE_SOURCE
     meta: Mapping[str, Any] = field(default_factory=dict, compare=False, hash=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -195,14 +205,10 @@ class SearchQuestion:
         }
         if not self.answerable:
             out["answerable"] = False
-        if self.source != "uncertainty_lab":
-            out["source"] = self.source
-        if self.meta:
-            out["meta"] = dict(self.meta)
-        return out
+        return {**out, **provenance(self.source, self.meta)}
 
     @classmethod
-    def from_dict(cls, record: Mapping[str, Any], *, source: str = "uncertainty_lab") -> SearchQuestion:
+    def from_dict(cls, record: Mapping[str, Any], *, source: str = PACKAGE_SOURCE) -> SearchQuestion:
         """Read one record of the shipped schema (its ``source`` wins over the keyword, the default for records
         without one); ``TypeError``/``ValueError`` name the field that is wrong."""
         if not isinstance(record, Mapping):
@@ -248,9 +254,9 @@ def load_search_corpus(
     JSON lines (one object a line) or a JSON list of objects with string ``id``, ``title``, ``text``; ids must be
     unique.
     """
-    where, text = _shipped_or_file(path, search_corpus_resource, max_bytes)
+    where, text = shipped_or_file(path, search_corpus_resource(), max_bytes=max_bytes, error=SearchDataFormatError)
     documents: list[Document] = []
-    seen: dict[str, str] = {}
+    ids = UniqueIds(where, error=SearchDataFormatError)
     for rec, record in json_records(text, where, what="documents", record_keys=("id", "text"),
                                     error=SearchDataFormatError):
         if not isinstance(record, dict):
@@ -263,10 +269,7 @@ def load_search_corpus(
                                             field=name)
         if not record["id"]:
             raise SearchDataFormatError(where, "must not be empty", record=rec, field="id")
-        if record["id"] in seen:
-            raise SearchDataFormatError(where, f"duplicate id {record['id']!r} (first on {seen[record['id']]})",
-                                        record=rec, field="id")
-        seen[record["id"]] = rec
+        ids.add(record["id"], rec)
         documents.append(Document(record["id"], record["title"], record["text"]))
     if not documents:
         raise SearchDataFormatError(where, "no documents in the file")
@@ -290,25 +293,20 @@ def load_search_questions(
     (without them only the file's own consistency is checked).
     """
     check_subset(limit, sample, seed)
-    where, text = _shipped_or_file(path, search_questions_resource, max_bytes)
+    where, text = shipped_or_file(path, search_questions_resource(), max_bytes=max_bytes, error=SearchDataFormatError)
     if documents is None and path is None:
         documents = load_search_corpus()
     known = None if documents is None else {d.id for d in documents}
     questions: list[SearchQuestion] = []
-    seen: dict[str, str] = {}
+    ids = UniqueIds(where, error=SearchDataFormatError)
     for rec, record in json_records(text, where, what="questions", record_keys=("id", "question"),
                                     error=SearchDataFormatError):
         label = rec
         if isinstance(record, dict) and isinstance(record.get("id"), str):
             rec += f" (id {record['id']!r})"
-        try:
-            q = SearchQuestion.from_dict(record)
-        except (TypeError, ValueError) as exc:
-            raise SearchDataFormatError(where, str(exc), record=rec, field=_field_named_in(str(exc))) from None
-        if q.id in seen:
-            raise SearchDataFormatError(where, f"duplicate id {q.id!r} (first on {seen[q.id]})", record=rec,
-                                        field="id")
-        seen[q.id] = label
+        q = record_from(SearchQuestion.from_dict, record, where, rec, field_of=_field_named_in,
+                        error=SearchDataFormatError)
+        ids.add(q.id, rec, first=label)
         _check_question(q, known, where, rec)
         questions.append(q)
     return take(questions, limit=limit, sample=sample, seed=seed)
@@ -349,13 +347,6 @@ def load_search_dataset(
     documents = load_search_corpus(corpus_path, max_bytes=max_bytes)
     return documents, load_search_questions(questions_path, documents=documents, limit=limit, sample=sample,
                                             seed=seed, max_bytes=max_bytes)
-
-
-def _shipped_or_file(path, resource, max_bytes) -> tuple[str, str]:
-    if path is None:
-        res = resource()
-        return str(res), res.read_text(encoding="utf-8")
-    return str(path), read_text(path, max_bytes=max_bytes, error=SearchDataFormatError)
 
 
 def _field_named_in(message: str) -> str | None:

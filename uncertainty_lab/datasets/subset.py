@@ -1,4 +1,5 @@
-"""Which part of a data set a loader returns: the file of a named split, a seeded sample, the first ``limit``.
+"""Which part of a data set a loader returns: the file of a named split, a seeded sample, the first ``limit``,
+the items a config names by id.
 
 Every loader names these the same: ``split`` (where the public data set has splits), ``sample`` (that many items
 drawn without replacement with ``seed``: the same seed gives the same items, kept in file order) and ``limit``
@@ -10,13 +11,20 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TypeVar
+from typing import Protocol, TypeVar
 
 from uncertainty_lab.seeds import derive_rng
 
-__all__ = ["check_subset", "split_file", "take"]
+__all__ = ["check_subset", "split_file", "take", "with_ids"]
 
 T = TypeVar("T")
+
+
+class _HasId(Protocol):
+    id: str
+
+
+Item = TypeVar("Item", bound=_HasId)
 
 
 def split_file(
@@ -69,3 +77,11 @@ def take(items: Sequence[T], *, limit: int | None = None, sample: int | None = N
         chosen = derive_rng(seed, "datasets.sample").choice(len(items), size=sample, replace=False)
         items = [items[i] for i in sorted(chosen)]
     return items[:limit] if limit is not None else items
+
+
+def with_ids(items: Sequence[Item], ids: Sequence[str]) -> tuple[list[Item], list[str]]:
+    """``(kept, unknown)``: the items whose ``id`` is in ``ids``, in their order, and the ids no item has (the
+    caller words the error, naming its own setting)."""
+    have = {it.id for it in items}
+    wanted = set(ids)
+    return [it for it in items if it.id in wanted], [i for i in ids if i not in have]

@@ -28,6 +28,7 @@ __all__ = [
     "plot_branching_matrix",
     "plot_intensity",
     "plot_qq",
+    "source_target_heatmap",
     "time_rescaling_residuals",
 ]
 
@@ -232,19 +233,27 @@ def plot_branching_matrix(model_or_G: Any, *, ax=None, node_names=None, annotate
             raise HawkesError(f"G must be a square matrix, got shape {G.shape}")
     rho = float(np.max(np.abs(np.linalg.eigvals(G)))) if G.size else 0.0
     n = G.shape[0]
-    names = _names(None, n, node_names)
     fig, ax = _axes(ax, figsize=(1.2 * n + 2.5, 1.1 * n + 1.5))
-    im = ax.imshow(G, cmap="viridis", vmin=0.0)
-    fig.colorbar(im, ax=ax, label="G = expected direct offspring")
+    source_target_heatmap(ax, G, _names(None, n, node_names), cmap="viridis", label="G = expected direct offspring",
+                          xlabel="target i", ylabel="source j", annotate=annotate)
+    ax.set_title(f"branching matrix G (source → target), ρ(G) = {rho:.3f} " + ("(stable)" if rho < 1 else "(UNSTABLE)"))
+    return fig, ax
+
+
+def source_target_heatmap(ax, matrix: np.ndarray, names: list[str], *, cmap: str, label: str, xlabel: str, ylabel: str,
+                          annotate: bool = True) -> None:
+    """Draw a node × node matrix on ``ax`` as a heat-map, rows = source j and columns = target i (``matrix[j, i]``),
+    with a colour bar called ``label``, the node names on both axes and, with ``annotate``, each cell's value."""
+    n = matrix.shape[0]
+    im = ax.imshow(matrix, cmap=cmap, vmin=0.0)
+    ax.figure.colorbar(im, ax=ax, label=label)
     ax.set_xticks(range(n), names, rotation=45, ha="right")
     ax.set_yticks(range(n), names)
-    ax.set_xlabel("target i")
-    ax.set_ylabel("source j")
-    ax.set_title(f"branching matrix G (source → target), ρ(G) = {rho:.3f} " + ("(stable)" if rho < 1 else "(UNSTABLE)"))
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
     if annotate:
-        top = G.max() if G.size else 0.0
+        top = matrix.max() if matrix.size else 0.0
         for j in range(n):
             for i in range(n):
-                ax.text(i, j, f"{G[j, i]:.2f}", ha="center", va="center",
-                        color="black" if G[j, i] > 0.6 * top else "white", fontsize="small")
-    return fig, ax
+                ax.text(i, j, f"{matrix[j, i]:.2f}", ha="center", va="center",
+                        color="black" if matrix[j, i] > 0.6 * top else "white", fontsize="small")

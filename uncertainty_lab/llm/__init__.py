@@ -14,7 +14,7 @@ from .base import (
     sample_seed,
 )
 from .cache import CacheError, CacheWarning, CompletionCache, cache_dir, default_cache
-from .select import get_llm
+from .select import get_llm, ready_backend
 
 __all__ = [
     "CacheError",
@@ -30,5 +30,6 @@ __all__ = [
     "default_cache",
     "get_llm",
     "identity",
+    "ready_backend",
     "sample_seed",
 ]

@@ -1,8 +1,10 @@
-"""``get_llm``: one call that turns a spec string into a ready backend, and says what it picked."""
+"""``get_llm``: one call that turns a spec string into a ready backend, and says what it picked;
+``ready_backend``: the same for a setting that may hold a spec or a backend instance."""
 
 from __future__ import annotations
 
 import os
+from typing import Any
 
 from .. import registry
 from ..parameters import parameters
@@ -66,3 +68,19 @@ def _auto(**params) -> tuple[LLMBackend, str]:
     except Exception as exc:  # a misbehaving server must not stop the lab: fall back, and say why
         reason = f"Ollama check failed: {type(exc).__name__}: {exc}"
     return registry.create("llm_backends", "embedded", **params), f"fallback: {reason}"
+
+
+def ready_backend(spec: Any, *, what: str = "llm", error: type[Exception] = ValueError,
+                  check_timeout: float | None = None) -> Any:
+    """A backend from a :func:`get_llm` spec (quietly) or a backend instance (as it is; anything without
+    ``complete`` is an ``error`` naming ``what``). An Ollama spec is checked now (``check_timeout`` seconds), so a
+    server that is down or a model not pulled is a clear error before any run starts, not a stack trace later."""
+    if not isinstance(spec, str):
+        if not callable(getattr(spec, "complete", None)):
+            raise error(f"{what} must be a get_llm spec such as 'embedded' or a backend, got {spec!r}")
+        return spec
+    llm = get_llm(spec, quiet=True)
+    check = getattr(llm, "check", None)
+    if spec.startswith("ollama") and callable(check):
+        check(timeout=check_timeout)
+    return llm

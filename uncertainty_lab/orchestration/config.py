@@ -200,17 +200,16 @@ def describe_data(config: OrchestrationConfig) -> str:
 def select_items(config: OrchestrationConfig) -> list[Any]:
     """The items the config asks for (``data``, then ``categories``, ``ids``, ``per_category``, ``limit``), in
     file order."""
+    from ..datasets.subset import with_ids
+
     items = load_data(config)
     where = "the shipped set" if config.data is None else f"the data set ({config.data['loader']})"
     if config.categories is not None and config.data is not None:
         items = [it for it in items if it.category in config.categories]
     if config.ids is not None:
-        by_id = {it.id: it for it in items}
-        unknown = [i for i in config.ids if i not in by_id]
+        items, unknown = with_ids(items, config.ids)
         if unknown:
             raise ValueError(f"ids {unknown[:5]} are not in {where} (or not in categories {config.categories})")
-        wanted = set(config.ids)
-        items = [it for it in items if it.id in wanted]
     if config.per_category is not None:
         seen: dict[str, int] = {}
         kept = []

@@ -31,6 +31,7 @@ from .. import registry
 from ..datasets.search import Document, SearchQuestion
 from ..datasets.source import data_spec, deprecated_data
 from ..datasets.source import load_data as load_source
+from ..datasets.subset import with_ids
 from ..lab import LabConfig, setting
 from .belief import BELIEFS
 from .environment import RETRIEVERS
@@ -339,12 +340,10 @@ def select_questions(config: SearchConfig, questions: Sequence[SearchQuestion] |
     """The questions the config asks for, in file order: ``questions`` (ids), then ``hops``, then ``limit``."""
     items = list(questions) if questions is not None else load_data(config)[1]
     if config.questions is not None:
-        by_id = {q.id: q for q in items}
-        unknown = [i for i in config.questions if i not in by_id]
+        kept, unknown = with_ids(items, config.questions)
         if unknown:
             raise ValueError(f"questions {unknown[:5]} are not in the data set (ids look like {items[0].id!r})")
-        wanted = set(config.questions)
-        items = [q for q in items if q.id in wanted]
+        items = kept
     if config.hops is not None:
         items = [q for q in items if q.hops in set(config.hops)]
     if config.limit is not None:

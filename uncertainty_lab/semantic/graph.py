@@ -75,15 +75,21 @@ def eccentricity_uncertainty(w, threshold: float = 0.9) -> tuple[float, np.ndarr
 
 @dataclass
 class _GraphMetric(JudgedMetric):
+    """Builds W with the judge, then reports :meth:`_spectral`'s U, its normalisation and its details."""
+
     affinity: str = field(default="entail", metadata={
         "choices": ("entail", "contra"),
         "help": "NLI judges: similarity = p_entail (entail) or 1 - p_contradiction (contra), both directions averaged"})
 
-    def _w(self, samples: SampleSet) -> np.ndarray:
-        return similarity_matrix(self._judge, samples.texts, samples.question, affinity=self.affinity)
+    def _score(self, samples: SampleSet) -> MetricResult:
+        w = similarity_matrix(self._judge, samples.texts, samples.question, affinity=self.affinity)
+        u, norm, details = self._spectral(w, samples.n)
+        return self._result(u, 1.0 - norm, norm, **details, judge=self.judge_label(), affinity=self.affinity,
+                            similarity=w.tolist())
 
-    def _graph_details(self, w: np.ndarray) -> dict:
-        return {"judge": self.judge_label(), "affinity": self.affinity, "similarity": w.tolist()}
+    def _spectral(self, w: np.ndarray, m: int) -> tuple[float, float, dict]:
+        """(U, normalised U, the metric's own details) for the similarity matrix W of m samples."""
+        raise NotImplementedError
 
 
 @dataclass
@@ -94,11 +100,9 @@ class EigValLaplacian(_GraphMetric):
     summary: ClassVar[str] = "continuous number of meaning sets from the similarity graph's Laplacian spectrum"
     reference: ClassVar[str] = "Lin, Trivedi & Sun 2023, Generating with Confidence (U_EigV)"
 
-    def _score(self, samples: SampleSet) -> MetricResult:
-        w = self._w(samples)
+    def _spectral(self, w: np.ndarray, m: int) -> tuple[float, float, dict]:
         u, lam = eigval_uncertainty(w)
-        norm = (u - 1.0) / (samples.n - 1)
-        return self._result(u, 1.0 - norm, norm, eigenvalues=lam.tolist(), **self._graph_details(w))
+        return u, (u - 1.0) / (m - 1), {"eigenvalues": lam.tolist()}
 
 
 @dataclass
@@ -109,12 +113,9 @@ class Degree(_GraphMetric):
     summary: ClassVar[str] = "how weakly the samples connect in the similarity graph (degree matrix)"
     reference: ClassVar[str] = "Lin, Trivedi & Sun 2023, Generating with Confidence (U_Deg, C_Deg)"
 
-    def _score(self, samples: SampleSet) -> MetricResult:
-        w = self._w(samples)
+    def _spectral(self, w: np.ndarray, m: int) -> tuple[float, float, dict]:
         u, c = degree_uncertainty(w)
-        m = samples.n
-        norm = u * m / (m - 1)
-        return self._result(u, 1.0 - norm, norm, sample_confidences=c.tolist(), **self._graph_details(w))
+        return u, u * m / (m - 1), {"sample_confidences": c.tolist()}
 
 
 @dataclass
@@ -128,9 +129,6 @@ class Eccentricity(_GraphMetric):
     eigenvalue_threshold: float = field(default=0.9, metadata={
         "min": 0.05, "max": 2.0, "step": 0.05, "help": "keep the Laplacian eigenvectors whose eigenvalue is below this"})
 
-    def _score(self, samples: SampleSet) -> MetricResult:
-        w = self._w(samples)
+    def _spectral(self, w: np.ndarray, m: int) -> tuple[float, float, dict]:
         u, c, k = eccentricity_uncertainty(w, self.eigenvalue_threshold)
-        norm = u / math.sqrt(samples.n - 1)
-        return self._result(u, 1.0 - norm, norm, sample_confidences=c.tolist(), n_eigenvectors=k,
-                            **self._graph_details(w))
+        return u, u / math.sqrt(m - 1), {"sample_confidences": c.tolist(), "n_eigenvectors": k}

@@ -33,7 +33,7 @@ import math
 import threading
 import uuid
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
@@ -216,16 +216,24 @@ class EquivalenceJudge:
     def judge_pairs(self, question: str, pairs: Sequence[tuple[str, str]]) -> list[Judgement]:
         """Judge many pairs: cached ones from the cache, the rest in one batch."""
         check_texts(question, pairs)
-        config = judge_config(self)
-        out: list[Judgement | None] = [None] * len(pairs)
+        prefix = ("pair", judge_config(self), question)
+        return self._cached(prefix, pairs, self._self_judgement, lambda todo: self._judge_uncached(question, todo),
+                            symmetric=True)
+
+    def _cached(self, prefix: tuple, pairs: Sequence[tuple[str, str]], identical: Callable[[str], Any],
+                compute: Callable[[list[tuple[str, str]]], list[Any]], *, symmetric: bool = False) -> list[Any]:
+        """One answer per pair (a, b): ``identical(a)`` when a == b; else the cached one under ``(*prefix, a, b)``
+        (``symmetric``: or the cached (b, a) answer, swapped); the rest from one ``compute`` call, then cached.
+        Counts this judge's cache hits and misses."""
+        out: list[Any] = [None] * len(pairs)
         todo: dict[tuple[str, str], list[int]] = {}
         for i, (a, b) in enumerate(pairs):
             if a == b:
-                out[i] = self._self_judgement(a)
+                out[i] = identical(a)
                 continue
-            hit = _cache_get(("pair", config, question, a, b))
-            if hit is None:
-                swapped = _cache_get(("pair", config, question, b, a))
+            hit = _cache_get((*prefix, a, b))
+            if hit is None and symmetric:
+                swapped = _cache_get((*prefix, b, a))
                 hit = swapped.swapped() if swapped is not None else None
             if hit is not None:
                 self._hits += 1
@@ -235,11 +243,11 @@ class EquivalenceJudge:
         if todo:
             keys = list(todo)
             self._misses += len(keys)
-            for (a, b), j in zip(keys, self._judge_uncached(question, keys), strict=True):
-                _cache_put(("pair", config, question, a, b), j)
-                for i in todo[(a, b)]:
-                    out[i] = j
-        return out  # type: ignore[return-value]
+            for key, value in zip(keys, compute(keys), strict=True):
+                _cache_put((*prefix, *key), value)
+                for i in todo[key]:
+                    out[i] = value
+        return out
 
     def _self_judgement(self, a: str) -> Judgement:
         return Judgement(a, a, True, 1.0)
@@ -280,27 +288,9 @@ class NLIJudge(EquivalenceJudge):
     def verdicts(self, question: str, directed: Sequence[tuple[str, str]]) -> list[Verdict]:
         """Verdicts for (premise, hypothesis) pairs: cached ones from the cache, the rest in one batch."""
         check_texts(question, directed)
-        config = judge_config(self, exclude=("relation",))
-        out: list[Verdict | None] = [None] * len(directed)
-        todo: dict[tuple[str, str], list[int]] = {}
-        for i, (p, h) in enumerate(directed):
-            if p == h:
-                out[i] = Verdict("entailment", ONE_HOT["entailment"], "(identical texts)")
-                continue
-            hit = _cache_get(("nli", config, question, p, h))
-            if hit is not None:
-                self._hits += 1
-                out[i] = hit
-            else:
-                todo.setdefault((p, h), []).append(i)
-        if todo:
-            keys = list(todo)
-            self._misses += len(keys)
-            for key, v in zip(keys, self._verdicts_uncached(question, keys), strict=True):
-                _cache_put(("nli", config, question, *key), v)
-                for i in todo[key]:
-                    out[i] = v
-        return out  # type: ignore[return-value]
+        prefix = ("nli", judge_config(self, exclude=("relation",)), question)
+        return self._cached(prefix, directed, lambda _: Verdict("entailment", ONE_HOT["entailment"], "(identical texts)"),
+                            lambda todo: self._verdicts_uncached(question, todo))
 
     def _verdicts_uncached(self, question: str, directed: list[tuple[str, str]]) -> list[Verdict]:
         raise NotImplementedError

@@ -97,16 +97,9 @@ class PanelResult:
 
 
 def _backend(backend: Any) -> Any:
-    if not isinstance(backend, str):
-        if not callable(getattr(backend, "complete", None)):
-            raise ValueError(f"backend must be a get_llm spec such as 'embedded' or a backend, got {backend!r}")
-        return backend
-    from ..llm import get_llm
+    from ..llm import ready_backend
 
-    llm = get_llm(backend, quiet=True)
-    if backend.startswith("ollama"):
-        llm.check(timeout=5.0)  # a clear message (server down, model not pulled) instead of a stack trace
-    return llm
+    return ready_backend(backend, what="backend", check_timeout=5.0)
 
 
 def _spec_of(llm: Any) -> str:

@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from .. import registry
+from ..hawkes.diagnostics import source_target_heatmap
 from ..table import Table
 
 __all__ = ["draw_uncertainty_curves", "memory_table", "plot_alpha", "plot_beta_grid", "prompt_text", "samples_table",
@@ -48,20 +49,11 @@ def plot_alpha(model: Any, node_names: Sequence[str] | None = None, *, ax: Any =
         fig, ax = plt.subplots(figsize=(1.2 * n + 2.8, 1.1 * n + 1.6), constrained_layout=True)
     else:
         fig = ax.figure
-    im = ax.imshow(alpha, cmap="magma", vmin=0.0)
-    fig.colorbar(im, ax=ax, label="α̂ (jump in the target's rate, per hour)")
-    ax.set_xticks(range(n), names, rotation=45, ha="right")
-    ax.set_yticks(range(n), names)
-    ax.set_xlabel("target i  (the node that reacts)")
-    ax.set_ylabel("source j  (the node that spoke)")
+    source_target_heatmap(ax, alpha, names, cmap="magma", label="α̂ (jump in the target's rate, per hour)",
+                          xlabel="target i  (the node that reacts)", ylabel="source j  (the node that spoke)",
+                          annotate=annotate)
     beta = getattr(model, "beta", None)
     ax.set_title("α̂[source → target]" + (f", β = {beta:g} /h" if beta else ""), fontsize="medium")
-    if annotate:
-        top = alpha.max() if alpha.size else 0.0
-        for j in range(n):
-            for i in range(n):
-                ax.text(i, j, f"{alpha[j, i]:.2f}", ha="center", va="center", fontsize="small",
-                        color="black" if alpha[j, i] > 0.6 * top else "white")
     return fig, ax
 
 
