@@ -40,7 +40,9 @@ bench-hawkes: setup
 	$(BIN)/python benchmarks/hawkes.py
 
 # Every notebook run headless (full mode; `make tour TOUR_ARGS=--fast` for the quick one), an HTML report
-# per notebook, figures/ thumbnails and index.html in build/tour/.
+# per notebook, figures/ thumbnails and index.html in build/tour/. It records a class too: with
+# `UL_CACHE_DIR=class-cache make tour` the kernels write ./class-cache (a relative path means this folder), and the
+# tour fails unless that cache answers every request the notebooks made (listed in build/tour/requests.jsonl).
 TOUR_ARGS ?=
 tour: setup
 	$(BIN)/python -m uncertainty_lab.tour notebooks --out build/tour $(TOUR_ARGS)

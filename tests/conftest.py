@@ -1,4 +1,5 @@
-"""Every test gets its own completion cache, so no test reads or writes the user's cache."""
+"""Every test gets its own completion cache, so no test reads or writes the user's cache; the notebooks run once per
+session, into a class recording (``class_recording``) that the notebook and classroom tests share."""
 
 import pytest
 
@@ -23,3 +24,11 @@ def hide_distribution(monkeypatch):
 
     monkeypatch.setattr(importlib.metadata, "distribution", distribution)
     return hidden.add
+
+
+@pytest.fixture(scope="session")
+def class_recording(tmp_path_factory):
+    """Each notebook run at most once per session, in fast mode, recording a class cache (tests/class_recording.py)."""
+    from class_recording import ClassRecording
+
+    return ClassRecording(tmp_path_factory.mktemp("class_root"))

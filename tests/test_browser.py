@@ -70,7 +70,7 @@ class Lab:
                    JUPYTER_RUNTIME_DIR=str(jupyter / "runtime"), JUPYTERLAB_SETTINGS_DIR=str(settings),
                    JUPYTERLAB_WORKSPACES_DIR=str(jupyter / "workspaces"))
         self.argv = lab_command(self.root, port=self.port, no_browser=True) + [
-            "--ServerApp.ip=127.0.0.1", f"--ServerApp.root_dir={self.root}", f"--IdentityProvider.token={self.token}",
+            f"--IdentityProvider.token={self.token}",
             "--ServerApp.open_browser=False", "--LabApp.news_url=",
             "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
         ]

@@ -1,15 +1,17 @@
 """Classroom versions: the nbgrader-style converter on small notebooks, then the real lab notebooks — every lab
-has exercises with checks, the student copies run with NotImplementedError at the exercises and nowhere else,
-and a class can replay an instructor's recorded language-model answers offline."""
+has exercises with checks, and a class replays the instructor's recorded language-model answers offline: the student
+copy of every notebook runs with NotImplementedError at the exercises and nowhere else."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
 
 import nbformat
 import pytest
+from class_recording import RELATIVE_CACHE
 
 from uncertainty_lab.classroom import (
     ClassroomError,
@@ -22,11 +24,14 @@ from uncertainty_lab.classroom import (
     write_student_versions,
 )
 from uncertainty_lab.llm import CompletionCache
+from uncertainty_lab.llm.cache_file import FILE_NAME
+from uncertainty_lab.llm.request_log import check_recording
 from uncertainty_lab.tour import errors_of, execute, kernel_env
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = ROOT / "notebooks"
 LABS = sorted(p for p in NOTEBOOKS.glob("0[1-5]_*.ipynb"))
+NOTEBOOK_FILES = sorted(NOTEBOOKS.glob("*.ipynb"))
 MIN_EXERCISES = 2  # "a few per lab"
 
 
@@ -225,28 +230,58 @@ def assert_fails_only_at_exercises(nb: nbformat.NotebookNode, name: str) -> None
     assert set(failed) == checks, f"{name}: checks that did not reach the exercise: {sorted(checks - set(failed))}"
 
 
-@pytest.mark.parametrize("path", [p for p in LABS if not p.name.startswith("03_")],
-                         ids=[p.name for p in LABS if not p.name.startswith("03_")])
-def test_student_version_fails_only_at_the_exercises(path, tmp_path):
-    assert_fails_only_at_exercises(run_student(path, tmp_path), path.name)
+def printed(nb: nbformat.NotebookNode) -> str:
+    return "".join(o.get("text", "") for c in nb.cells for o in c.get("outputs", []) if o.get("output_type") == "stream")
 
 
-def test_a_class_replays_the_instructors_answers_offline(tmp_path):
-    """The instructor runs the semantic-uncertainty lab once, exports the cache; a student imports it and runs the
-    student version with UL_LLM=replay, a backend that cannot generate: every answer comes from the record."""
-    path = next(p for p in LABS if p.name.startswith("03_"))
-    instructor = nbformat.read(path, as_version=4)
-    env = kernel_env(fast=True, cache_dir=tmp_path / "teacher", mpl_dir=tmp_path / "mpl")
-    execute(instructor, cwd=path.parent, env=env, allow_errors=True)
-    assert not errors_of(instructor)
-    exported = tmp_path / "class-cache.sqlite"
-    cli = [sys.executable, "-m", "uncertainty_lab.cli", "cache"]
-    subprocess.run([*cli, "export", str(exported)], env=env, check=True, capture_output=True, timeout=120)
-    student_env = kernel_env(fast=True, cache_dir=tmp_path / "student" / "cache")
-    done = subprocess.run([*cli, "import", str(exported)], env=student_env, capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0 and "imported" in done.stdout, done.stdout + done.stderr
-    recorded = len(CompletionCache(tmp_path / "student" / "cache" / "completions.sqlite"))
-    assert recorded > 0
+def export_from_the_root(recording, dest: Path) -> subprocess.CompletedProcess:
+    """README step 2's export: ``UL_CACHE_DIR=class-cache uncertainty-lab cache export FILE``, run from the folder the
+    recording was started in (the relative path means the same folder there)."""
+    env = {**os.environ, "UL_CACHE_DIR": RELATIVE_CACHE}
+    return subprocess.run([sys.executable, "-m", "uncertainty_lab.cli", "cache", "export", str(dest)], cwd=recording.root,
+                          env=env, capture_output=True, text=True, timeout=120)
+
+
+@pytest.mark.parametrize("path", NOTEBOOK_FILES, ids=[p.name for p in NOTEBOOK_FILES])
+def test_a_class_replays_the_recording_of_every_notebook(path, class_recording, tmp_path):
+    """README "Running a class" in fast mode: the instructor's run (the session's recording, shared with
+    test_notebooks) used a relative UL_CACHE_DIR from a root folder while the kernels ran in notebooks/; every request
+    it logged is in that cache; the export from the root holds them; a student imports it and runs the student copy
+    with UL_LLM=replay, a backend that cannot generate: every answer comes from the record, and the only errors are
+    the exercises' NotImplementedError."""
+    recorded = class_recording.run(path)
+    assert not errors_of(recorded.nb), f"the recording of {path.name} failed:\n" + "\n".join(errors_of(recorded.nb))
+    recording = CompletionCache(class_recording.cache_path)
+    check = check_recording(class_recording.log, recording)
+    assert check.ok, check.summary()
+    exported = tmp_path / "class.sqlite"
+    done = export_from_the_root(class_recording, exported)
+    if len(recording) == 0:  # nothing recorded yet (a notebook without a model run alone): the export refuses
+        assert done.returncode == 1 and "the completion cache is empty" in done.stderr, done.stdout + done.stderr
+    else:
+        assert done.returncode == 0 and f"exported {len(recording)} entries" in done.stdout, done.stdout + done.stderr
+        student = CompletionCache(tmp_path / "student" / "cache" / FILE_NAME)
+        assert student.import_file(exported).added == len(recording)
     nb = run_student(path, tmp_path / "student", UL_LLM="replay")
-    assert "(UL_LLM=replay)" in "".join(o.get("text", "") for c in nb.cells for o in c.get("outputs", []))
+    if "uncertainty_lab: using" in printed(recorded.nb):  # the notebook asked get_llm for a model
+        assert "(UL_LLM=replay)" in printed(nb)
     assert_fails_only_at_exercises(nb, path.name)
+
+
+def test_kernels_and_the_lab_get_the_cache_folder_meant_where_the_command_ran(tmp_path, monkeypatch):
+    """A relative UL_CACHE_DIR means the folder the command was started in: the tour's and the grader's kernels
+    (kernel_env) and `uncertainty-lab lab` (whose kernels start in the notebooks' folder) get it as an absolute path."""
+    from uncertainty_lab.cli import main as cli_main
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("UL_CACHE_DIR", RELATIVE_CACHE)
+    assert kernel_env()["UL_CACHE_DIR"] == str(tmp_path / RELATIVE_CACHE)
+    assert kernel_env(cache_dir="other")["UL_CACHE_DIR"] == str(tmp_path / "other")
+    assert kernel_env(cache_dir="~/c")["UL_CACHE_DIR"] == str(Path.home() / "c")
+    monkeypatch.delenv("UL_CACHE_DIR")
+    assert "UL_CACHE_DIR" not in kernel_env(base={"PATH": ""})  # unset stays unset: the user cache
+    monkeypatch.setenv("UL_CACHE_DIR", RELATIVE_CACHE)
+    seen = []
+    monkeypatch.setattr(os, "execvp", lambda file, argv: seen.append(os.environ["UL_CACHE_DIR"]))
+    assert cli_main(["lab", str(NOTEBOOKS), "--no-browser"]) == 0
+    assert seen == [str(tmp_path / RELATIVE_CACHE)]

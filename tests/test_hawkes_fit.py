@@ -64,7 +64,7 @@ def test_per_target_objective_gradient_and_hessian_are_exact():
     X = np.hstack([np.ones((200, 1)), rng.exponential(size=(200, 3))])
     c = np.array([150.0, 40.0, 0.0, 25.0])  # a source without events (c = 0) drops out
     for penalty, eta in [("none", 0.0), ("l1", 3.0), ("l2", 5.0)]:
-        prob = _TargetProblem(X, c, penalty, eta)
+        prob = _TargetProblem.from_design(X, c, penalty, eta)
         z = np.array([30.0, 12.0, 8.0])
         f, g = prob.fun(z)
         H = prob.hess(z)

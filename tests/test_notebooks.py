@@ -1,6 +1,7 @@
-"""Every notebook runs top to bottom from a fresh kernel, offline, in fast mode (UL_FAST=1), against a
-temporary completion cache, with no error output; the start-here notebook shows its model and a figure, and the
-plugin notebook shows its metric registered, in a picker, used in the three labs and found again once packaged."""
+"""Every notebook runs top to bottom from a fresh kernel, offline, in fast mode (UL_FAST=1), with no error output,
+recording a class cache (the session's ``class_recording``, which the classroom tests replay); the start-here
+notebook shows its model and a figure, and the plugin notebook shows its metric registered, in a picker, used in the
+three labs and found again once packaged."""
 
 from __future__ import annotations
 
@@ -13,33 +14,21 @@ import nbformat
 import pytest
 from jupyter_client.kernelspec import KernelSpecManager
 
-from uncertainty_lab.tour import CELL_TIMEOUT, errors_of, execute
-from uncertainty_lab.tour import kernel_env as tour_kernel_env
+from uncertainty_lab.tour import errors_of
 
 NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
 NOTEBOOK_FILES = sorted(NOTEBOOKS.glob("*.ipynb"))
 
 
-def kernel_env(tmp_path: Path) -> dict[str, str]:
-    return tour_kernel_env(fast=True, cache_dir=tmp_path / "cache", mpl_dir=tmp_path / "mpl")
-
-
-PREFIX_PROBE = "import sys; print('KERNEL_PREFIX=' + sys.prefix)"
-
-
-def run_notebook(path: Path, tmp_path: Path) -> tuple[nbformat.NotebookNode, float]:
-    """Execute a copy of the notebook (with the project's one runner, ``uncertainty_lab.tour.execute``);
-    a last probe cell (removed again) reports the kernel's sys.prefix, which must be this venv's."""
-    nb = nbformat.read(path, as_version=4)
-    nb.cells.append(nbformat.v4.new_code_cell(PREFIX_PROBE))
-    seconds = execute(nb, cwd=path.parent, env=kernel_env(tmp_path), timeout=CELL_TIMEOUT, allow_errors=True)
-    probe = nb.cells.pop()
-    reported = "".join(o.get("text", "") for o in probe.outputs if o.get("output_type") == "stream")
-    assert f"KERNEL_PREFIX={sys.prefix}" in reported, (
+def run_notebook(path: Path, class_recording) -> tuple[nbformat.NotebookNode, float]:
+    """The notebook executed once for the session (with the project's one runner, ``uncertainty_lab.tour.execute``);
+    its last probe cell reported the kernel's sys.prefix, which must be this venv's."""
+    run = class_recording.run(path)
+    assert f"KERNEL_PREFIX={sys.prefix}" in run.probe, (
         f"the notebook kernel is not this environment's python (expected sys.prefix {sys.prefix}); "
-        f"probe said {reported!r}. Check `jupyter kernelspec list`: 'python3' should be the venv's ipykernel."
+        f"probe said {run.probe!r}. Check `jupyter kernelspec list`: 'python3' should be the venv's ipykernel."
     )
-    return nb, seconds
+    return run.nb, run.seconds
 
 
 def texts_of(nb: nbformat.NotebookNode) -> str:
@@ -67,8 +56,8 @@ def test_python3_kernel_is_this_venv():
 
 
 @pytest.mark.parametrize("path", NOTEBOOK_FILES, ids=[p.name for p in NOTEBOOK_FILES])
-def test_notebook_runs_without_errors(path, tmp_path):
-    nb, seconds = run_notebook(path, tmp_path)
+def test_notebook_runs_without_errors(path, class_recording):
+    nb, seconds = run_notebook(path, class_recording)
     errors = errors_of(nb)
     assert not errors, f"{path.name} raised:\n" + "\n\n".join(errors)
     print(f"{path.name}: {seconds:.1f} s")

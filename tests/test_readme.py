@@ -51,3 +51,33 @@ def test_the_plugin_example_runs_and_computes_its_formula():
     finally:
         if "distinct_ratio" in registry.names("metrics"):
             registry.unregister("metrics", "distinct_ratio")
+
+
+def section(title: str) -> str:
+    return README.split(f"\n## {title}\n", 1)[1].split("\n## ", 1)[0]
+
+
+@pytest.mark.parametrize("note", ["hawkesllm", "hassum", "cgdp"])
+def test_the_papers_section_cites_each_paper_as_our_notes_do(note):
+    """Title, authors and arXiv id as the note's BibTeX entry gives them, and a link to the note."""
+    bib = re.search(r"```bibtex\n(.*?)```", (ROOT / "docs" / "papers" / f"{note}.md").read_text(encoding="utf-8"),
+                    re.S).group(1)
+    field = {name: value for name, value in re.findall(r"^\s*(\w+)\s*=\s*\{(.*)\},?\s*$", bib, re.M)}
+    papers = " ".join(section("Papers").split())
+    assert re.sub(r"[{}]", "", field["title"]) in papers
+    assert f"arXiv {field['eprint']}" in papers
+    for author in field["author"].split(" and "):
+        family, given = author.split(", ")
+        assert f"{given} {family}" in papers, author
+    assert f"[`docs/papers/{note}.md`](docs/papers/{note}.md)" in papers
+
+
+def test_the_class_recording_commands_are_the_ones_the_tests_replay():
+    """README "Running a class" step 2 records and exports with a relative UL_CACHE_DIR from the repository root,
+    the way tests/class_recording.py records and tests/test_classroom.py exports before replaying."""
+    from class_recording import RELATIVE_CACHE
+
+    steps = section("Running a class")
+    assert f"UL_CACHE_DIR={RELATIVE_CACHE} make tour" in steps
+    assert f"UL_CACHE_DIR={RELATIVE_CACHE} .venv/bin/uncertainty-lab cache export class.sqlite" in steps
+    assert ".venv/bin/uncertainty-lab cache import class.sqlite" in steps and "UL_LLM=replay" in steps

@@ -125,3 +125,133 @@ def test_kernel_env_fast_mode(monkeypatch, tmp_path):
     env = tour.kernel_env(fast=True, cache_dir=tmp_path / "c")
     assert env["UL_FAST"] == "1" and env["UL_CACHE_DIR"] == str(tmp_path / "c")
     assert "MPLBACKEND" not in env  # the kernel's inline backend makes figures image/png
+
+
+# --- the class recording the tour checks -------------------------------------------------------------------
+
+ECHO = '''import os
+from uncertainty_lab.llm import LLMBackend
+
+class Echo(LLMBackend):
+    """A backend without a model: the prompt backwards."""
+    name = "echo"
+    def model_id(self):
+        return "echo-1"
+    def _generate(self, messages, **kwargs):
+        return {"text": messages[-1]["content"][::-1], "finish_reason": "stop"}
+'''
+
+
+def echo_notebook(folder: Path, *cells: str) -> Path:
+    """A notebook in ``folder`` that asks the model-free Echo backend (cached like any backend) what ``cells`` say."""
+    folder.mkdir(parents=True, exist_ok=True)
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nb.cells = [nbformat.v4.new_markdown_cell("# Echo"), nbformat.v4.new_code_cell(ECHO),
+                *(nbformat.v4.new_code_cell(c) for c in cells)]
+    nbformat.write(nb, folder / "echo.ipynb")
+    return folder
+
+
+def test_a_relative_cache_dir_records_where_the_tour_started_and_the_recording_is_checked(tmp_path, monkeypatch,
+                                                                                         capsys):
+    """README: `UL_CACHE_DIR=class-cache make tour` then `cache export` from the same folder. The kernels run in the
+    notebooks' folder, yet record into <start>/class-cache, and the tour says every request is in it."""
+    notebooks = echo_notebook(tmp_path / "notebooks", 'Echo().complete("hello", n=2, seed=0)',
+                              'Echo().complete("again", seed=1)')
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("UL_CACHE_DIR", "class-cache")
+    assert tour.main(["notebooks", "--out", "out", "--fast"]) == 0
+    assert "recording complete: all 3 requests the notebooks made are in " \
+           f"{tmp_path / 'class-cache' / 'completions.sqlite'}" in capsys.readouterr().out
+    assert not (notebooks / "class-cache").exists()
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    assert summary["recording"] == {"ok": True, "cache": str(tmp_path / "class-cache" / "completions.sqlite"),
+                                    "requests": 3, "missing": [], "uncached": []}
+    assert len((tmp_path / "out" / "requests.jsonl").read_text().splitlines()) == 3
+    assert "recording complete" in (tmp_path / "out" / "index.html").read_text()
+    from uncertainty_lab.cli import main as cli_main
+
+    assert cli_main(["cache", "export", "class.sqlite"]) == 0
+    assert "exported 3 entries" in capsys.readouterr().out
+
+
+def test_a_recording_the_kernels_did_not_write_fails_the_tour_naming_the_requests(tmp_path, capsys):
+    """A kernel that records elsewhere (the old relative-path bug) or asks with seed=None leaves requests a replay
+    cannot answer: the tour exits 1 and names them, though every notebook ran clean."""
+    notebooks = echo_notebook(tmp_path / "notebooks",
+                              'os.environ["UL_CACHE_DIR"] = "class-cache"  # relative in the notebooks\' folder\n'
+                              'Echo().complete("lost", n=2, seed=0)',
+                              'Echo().complete("unseeded", seed=None)')
+    out, cache = tmp_path / "tour", tmp_path / "class-cache"
+    assert tour.main([str(notebooks), "--out", str(out), "--fast", "--cache-dir", str(cache)]) == 1
+    printed = capsys.readouterr()
+    assert "1 ok, 0 failed" in printed.out
+    assert f"recording incomplete: 2 of the 2 requests the notebooks made are not in {cache / 'completions.sqlite'}" \
+           in printed.out
+    assert "echo:echo-1 sample 1 (seed=0) to 'lost'" in printed.out
+    assert "1 requests were not cached (seed=None" in printed.out and "to 'unseeded'" in printed.out
+    assert "cannot answer every request the notebooks made" in printed.err
+    recording = json.loads((out / "summary.json").read_text())["recording"]
+    assert not recording["ok"] and len(recording["missing"]) == 2 and len(recording["uncached"]) == 1
+    assert 'class="failed">recording incomplete' in (out / "index.html").read_text()
+
+
+def test_the_request_log_is_written_only_when_asked(tmp_path, monkeypatch):
+    from uncertainty_lab.llm import CompletionCache
+    from uncertainty_lab.llm.request_log import check_recording, describe_request, log_request
+
+    request = {"backend": "echo", "model": "m", "messages": [{"role": "user", "content": "hi"}], "params": {},
+               "seed": 3, "index": 1}
+    log = tmp_path / "requests.jsonl"
+    monkeypatch.delenv("UL_REQUEST_LOG", raising=False)
+    log_request(request, "k1")
+    assert not log.exists()
+    monkeypatch.setenv("UL_REQUEST_LOG", str(log))
+    log_request(request, "k1")
+    log_request(request, "k1")  # the same request twice counts once
+    log_request(request, None)
+    assert describe_request(request) == "echo:m sample 1 (seed=3) to 'hi'"
+    check = check_recording(log, CompletionCache(tmp_path / "c.sqlite"))
+    assert (check.requests, check.missing, check.uncached, check.ok) == (1, [describe_request(request)],
+                                                                         [describe_request(request)], False)
+    assert check_recording(tmp_path / "none.jsonl", CompletionCache(tmp_path / "c.sqlite")).ok
+    monkeypatch.setenv("UL_REQUEST_LOG", str(tmp_path / "no-such-folder" / "log"))
+    with pytest.raises(OSError, match="cannot append to the request log .*UL_REQUEST_LOG"):
+        log_request(request, "k1")
+
+
+def test_kernel_env_makes_every_path_variable_absolute(monkeypatch, tmp_path):
+    """A kernel runs in its notebook's folder: a relative path from the caller's folder would name another file."""
+    monkeypatch.chdir(tmp_path)
+    env = tour.kernel_env(base={"UL_EMBEDDED_GGUF": "models/m.gguf", "UL_REQUEST_LOG": "log.jsonl",
+                                "UL_CACHE_DIR": "class-cache", "PATH": ""})
+    assert env["UL_EMBEDDED_GGUF"] == str(tmp_path / "models" / "m.gguf")
+    assert env["UL_REQUEST_LOG"] == str(tmp_path / "log.jsonl")
+    assert Path(env["UL_CACHE_DIR"]) == (tmp_path / "class-cache").resolve()
+
+
+def test_headless_kernels_use_local_sockets_and_save_no_progress_bars(tmp_path, capfd):
+    """A teacher's `make tour` printed "Kernel is running over TCP without encryption" for every notebook, and the
+    saved notebooks kept tqdm bars stuck at "0%"."""
+    nb = nbformat.v4.new_notebook()
+    nb.cells.append(nbformat.v4.new_code_cell(
+        "from uncertainty_lab.progress import bar\nfor _ in bar(range(3)):\n    pass\nimport os\nprint(os.environ['TQDM_DISABLE'])"))
+    tour.execute(nb, cwd=tmp_path, env=tour.kernel_env(fast=True, cache_dir=tmp_path / "c"), timeout=120)
+    outputs = nb.cells[0].outputs
+    assert [o.get("text") for o in outputs if o.output_type == "stream" and o.name == "stdout"] == ["1\n"]
+    assert not [o for o in outputs if "application/vnd.jupyter.widget-view+json" in o.get("data", {})]
+    assert "without encryption" not in capfd.readouterr().err
+    assert not list(tmp_path.glob("kernel*"))  # the sockets live in a folder of their own, removed afterwards
+
+
+def test_progress_bars_follow_tqdm_disable(monkeypatch):
+    from uncertainty_lab import progress
+
+    monkeypatch.delenv("TQDM_DISABLE", raising=False)
+    assert progress.wanted() and not progress.wanted(False)
+    for value in ("1", "true", "YES"):
+        monkeypatch.setenv("TQDM_DISABLE", value)
+        assert not progress.wanted() and progress.bar(range(2)).disable
+    monkeypatch.setenv("TQDM_DISABLE", "0")
+    assert progress.wanted()

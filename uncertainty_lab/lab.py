@@ -215,13 +215,13 @@ class Experiment:
         ``log(done, total, label, seconds)`` is called after each unit (the CLI's progress without bars)."""
         import time
 
-        from tqdm.auto import tqdm
+        from .progress import bar as progress_bar
 
         config = self.config_class.coerce(config, overrides)
         context = self.prepare(config, **{k: v for k, v in (resources or {}).items() if v is not None})
         units = self.units(config, context)
         records: dict[tuple, Any] = {}
-        bar = tqdm(units, desc=f"{self.name} {self.unit_name}s", unit=self.unit_name, disable=not config.progress)
+        bar = progress_bar(units, show=config.progress, desc=f"{self.name} {self.unit_name}s", unit=self.unit_name)
         try:
             for unit in bar:
                 bar.set_postfix_str(unit.label, refresh=False)

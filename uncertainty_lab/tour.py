@@ -12,9 +12,17 @@ output folder gets:
 - ``figures/<notebook>.png`` — the notebook's first ``image/png`` output, a thumbnail for the index
   (and the pictures the README uses);
 - ``index.html`` — one row per notebook: its first markdown heading, ok/failed (with the error), the
-  runtime, a link and the thumbnail; ``summary.json`` — the same as data.
+  runtime, a link and the thumbnail; ``summary.json`` — the same as data;
+- ``requests.jsonl`` — every language-model request the kernels made (``$UL_REQUEST_LOG``, see
+  :mod:`uncertainty_lab.llm.request_log`).
 
-A notebook that fails is reported as failed in the index, the others still run, and the tour exits 1.
+The tour is also how a class recording is made (``UL_CACHE_DIR=class-cache make tour``): the kernels get the
+completion cache as an absolute path (a relative ``UL_CACHE_DIR`` means the folder the tour was started in, not
+the notebooks' folder), and afterwards the tour checks that the cache holds an answer for every request in
+``requests.jsonl``, so a replay of the same notebooks (``UL_LLM=replay``) finds them all.
+
+A notebook that fails is reported as failed in the index, the others still run, and the tour exits 1; so it does
+when the recording is incomplete.
 
 :func:`execute` / :func:`execute_notebook` are the one notebook runner of the project: the test suite's
 notebook tests call them too.
@@ -36,14 +44,21 @@ from pathlib import Path
 
 import nbformat
 
+from .llm.cache_file import CACHE_ENV, FILE_NAME, absolute_dir
+from .llm.cache_file import cache_dir as default_cache_dir
+from .llm.request_log import REQUEST_LOG_ENV, RecordingCheck, check_recording
+
 __all__ = [
     "CELL_TIMEOUT",
     "NotebookReport",
+    "Tour",
+    "check_kernels_recording",
     "errors_of",
     "execute",
     "execute_notebook",
     "first_heading",
     "first_png",
+    "kernel_cache",
     "kernel_env",
     "main",
     "run_tour",
@@ -56,19 +71,34 @@ PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
 # --- running one notebook -----------------------------------------------------------------------------
 
+#: environment variables holding a path that a notebook kernel reads (besides UL_CACHE_DIR)
+PATH_VARIABLES = ("UL_EMBEDDED_GGUF", "UL_REQUEST_LOG")
+
+
 def kernel_env(*, fast: bool | None = None, cache_dir: str | os.PathLike | None = None,
                mpl_dir: str | os.PathLike | None = None, base: dict[str, str] | None = None) -> dict[str, str]:
     """The environment of a notebook kernel: ``base`` (default ``os.environ``), with ``UL_FAST=1`` when
     ``fast`` is true (removed when false, left alone when None), ``UL_CACHE_DIR`` / ``MPLCONFIGDIR`` when
     given, no ``MPLBACKEND`` (so the kernel's inline backend turns figures into ``image/png``), and this
-    interpreter's folder first on ``PATH`` (so a kernel started as ``python`` is this environment's)."""
+    interpreter's folder first on ``PATH`` (so a kernel started as ``python`` is this environment's).
+    ``UL_CACHE_DIR`` (given or inherited) becomes absolute, resolved against this process's folder: a kernel runs
+    in its notebook's folder, where a relative path would name another cache than the one the caller exports.
+    The other paths a kernel reads from the environment (:data:`PATH_VARIABLES`) become absolute the same way.
+    Progress bars are off (``TQDM_DISABLE=1`` unless set): a headless run has no one to show them to, and a bar
+    saved in a notebook's outputs would read "0%" forever."""
     env = dict(os.environ if base is None else base)
+    env.setdefault("TQDM_DISABLE", "1")  # nobody watches a headless run; a saved bar would read "0%" forever
     if fast is True:
         env["UL_FAST"] = "1"
     elif fast is False:
         env.pop("UL_FAST", None)
     if cache_dir is not None:
-        env["UL_CACHE_DIR"] = str(cache_dir)
+        env[CACHE_ENV] = str(cache_dir)
+    if env.get(CACHE_ENV):
+        env[CACHE_ENV] = str(absolute_dir(env[CACHE_ENV]))
+    for name in PATH_VARIABLES:  # likewise any other path a kernel reads from the environment
+        if env.get(name):
+            env[name] = str(Path(env[name]).expanduser().absolute())
     if mpl_dir is not None:
         env["MPLCONFIGDIR"] = str(mpl_dir)
     env.pop("MPLBACKEND", None)
@@ -102,16 +132,22 @@ def execute(nb: nbformat.NotebookNode, *, cwd: str | os.PathLike, env: dict[str,
     it took. With ``allow_errors`` every cell runs and errors stay in the outputs; without it the first
     error raises :class:`nbclient.exceptions.CellExecutionError` (the outputs so far are kept in ``nb``).
     The widget state is stored in the notebook's metadata, so an HTML export can show the widgets."""
+    import tempfile
+
+    from jupyter_client.manager import AsyncKernelManager
     from nbclient import NotebookClient
 
-    client = NotebookClient(
-        nb, timeout=timeout, kernel_name=kernel_name, allow_errors=allow_errors,
-        store_widget_state=True, resources={"metadata": {"path": str(cwd)}},
-    )
-    client.on_notebook_start = lambda **_: _poll_replies_in_slices(client)
-    start = time.perf_counter()
-    client.execute(env=kernel_env() if env is None else env)
-    return time.perf_counter() - start
+    with tempfile.TemporaryDirectory(prefix="ul-kernel-") as sockets:
+        # local sockets (IPC), not TCP: nothing listens on the network, and the kernel has nothing to warn about
+        km = AsyncKernelManager(kernel_name=kernel_name, transport="ipc", ip=str(Path(sockets) / "kernel"))
+        client = NotebookClient(
+            nb, km=km, timeout=timeout, kernel_name=kernel_name, allow_errors=allow_errors,
+            store_widget_state=True, resources={"metadata": {"path": str(cwd)}},
+        )
+        client.on_notebook_start = lambda **_: _poll_replies_in_slices(client)
+        start = time.perf_counter()
+        client.execute(env=kernel_env() if env is None else env)
+        return time.perf_counter() - start
 
 
 def execute_notebook(path: str | os.PathLike, *, env: dict[str, str] | None = None, timeout: int = CELL_TIMEOUT,
@@ -247,8 +283,9 @@ pre { white-space: pre-wrap; font-size: .85em; background: #fbeeee; padding: .5e
 """
 
 
-def write_index(reports: list[NotebookReport], out: Path, *, fast: bool, seconds: float) -> Path:
-    """Write ``index.html`` and ``summary.json`` for ``reports`` into ``out``."""
+def write_index(reports: list[NotebookReport], out: Path, *, fast: bool, seconds: float,
+                recording: RecordingCheck | None = None) -> Path:
+    """Write ``index.html`` and ``summary.json`` for ``reports`` (and the ``recording`` check) into ``out``."""
     ok = sum(r.status == "ok" for r in reports)
     rows = []
     for r in reports:
@@ -266,6 +303,7 @@ def write_index(reports: list[NotebookReport], out: Path, *, fast: bool, seconds
 <h1>uncertainty_lab — notebook tour</h1>
 <p class="meta">{ok} of {len(reports)} notebooks ran clean, {'fast' if fast else 'full'} mode, {seconds:.0f} s in all,
 {time.strftime('%Y-%m-%d %H:%M')}. Each notebook ran top to bottom in a fresh kernel.</p>
+{_recording_html(recording)}
 <table>
 <thead><tr><th>first figure</th><th>notebook</th><th>status</th><th>runtime</th></tr></thead>
 <tbody>
@@ -276,14 +314,61 @@ def write_index(reports: list[NotebookReport], out: Path, *, fast: bool, seconds
     index = out / "index.html"
     index.write_text(page, encoding="utf-8")
     summary = {"fast": fast, "seconds": round(seconds, 1), "notebooks": [asdict(r) for r in reports]}
+    if recording is not None:
+        summary["recording"] = {"ok": recording.ok, "cache": str(recording.cache), "requests": recording.requests,
+                                "missing": recording.missing, "uncached": recording.uncached}
     (out / "summary.json").write_text(json.dumps(summary, indent=2), encoding="utf-8")
     return index
 
 
+def _recording_html(recording: RecordingCheck | None) -> str:
+    if recording is None:
+        return ""
+    if recording.ok:
+        return f'<p class="meta">{html.escape(recording.summary())}</p>'
+    return f'<p class="failed">recording incomplete</p><pre>{html.escape(recording.summary())}</pre>'
+
+
+@dataclass
+class Tour:
+    """What a tour did: a report per notebook, and whether the cache now answers every request they made."""
+
+    reports: list[NotebookReport]
+    recording: RecordingCheck
+
+    @property
+    def ok(self) -> bool:
+        return self.recording.ok and all(r.status == "ok" for r in self.reports)
+
+
+def kernel_cache(env: dict[str, str]) -> Path:
+    """The completion cache file the kernels of ``env`` use (``UL_CACHE_DIR``, else the user cache)."""
+    return (absolute_dir(env[CACHE_ENV]) if env.get(CACHE_ENV) else default_cache_dir()) / FILE_NAME
+
+
+def check_kernels_recording(log: Path, env: dict[str, str]) -> RecordingCheck:
+    """Does the cache the kernels of ``env`` used answer every request in the request log ``log``? A cache that
+    cannot be opened answers none of them."""
+    from types import SimpleNamespace
+
+    from .llm.cache import CacheError, CompletionCache
+
+    try:
+        cache = CompletionCache(kernel_cache(env))
+    except CacheError as exc:
+        print(f"warning: {exc}", file=sys.stderr)
+        return check_recording(log, SimpleNamespace(path=exc.path, get=lambda key: None))
+    try:
+        return check_recording(log, cache)
+    finally:
+        cache.close()
+
+
 def run_tour(notebooks: str | os.PathLike, out: str | os.PathLike, *, fast: bool | None = None,
              cache_dir: str | os.PathLike | None = None, timeout: int = CELL_TIMEOUT,
-             progress: bool = True) -> list[NotebookReport]:
-    """Run every ``*.ipynb`` in ``notebooks`` (sorted by name) and write the reports into ``out``.
+             progress: bool = True) -> Tour:
+    """Run every ``*.ipynb`` in ``notebooks`` (sorted by name), write the reports into ``out``, and check that the
+    kernels' completion cache answers every request they made (logged to ``out/requests.jsonl``).
     ``fast``: True sets ``UL_FAST=1``, False runs full mode, None follows the ``UL_FAST`` already set."""
     notebooks, out = Path(notebooks), Path(out)
     paths = sorted(notebooks.glob("*.ipynb"))
@@ -291,6 +376,9 @@ def run_tour(notebooks: str | os.PathLike, out: str | os.PathLike, *, fast: bool
         raise FileNotFoundError(f"no notebooks (*.ipynb) in {notebooks}")
     out.mkdir(parents=True, exist_ok=True)
     env = kernel_env(fast=fast, cache_dir=cache_dir)
+    log = (out / "requests.jsonl").absolute()
+    log.write_text("", encoding="utf-8")
+    env[REQUEST_LOG_ENV] = str(log)
     fast_now = env.get("UL_FAST") == "1"
     start = time.perf_counter()
     reports = []
@@ -302,8 +390,11 @@ def run_tour(notebooks: str | os.PathLike, out: str | os.PathLike, *, fast: bool
         if progress:
             print(f"  {report.status} in {report.seconds:.1f} s" + (f"\n{report.error}" if report.error else ""),
                   flush=True)
-    write_index(reports, out, fast=fast_now, seconds=time.perf_counter() - start)
-    return reports
+    recording = check_kernels_recording(log, env)
+    if progress:
+        print(recording.summary(), flush=True)
+    write_index(reports, out, fast=fast_now, seconds=time.perf_counter() - start, recording=recording)
+    return Tour(reports, recording)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -318,15 +409,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--timeout", type=int, default=CELL_TIMEOUT, help=f"seconds per cell (default: {CELL_TIMEOUT})")
     args = parser.parse_args(argv)
     try:
-        reports = run_tour(args.notebooks, args.out, fast=True if args.fast else None,
-                           cache_dir=args.cache_dir, timeout=args.timeout)
+        done = run_tour(args.notebooks, args.out, fast=True if args.fast else None,
+                        cache_dir=args.cache_dir, timeout=args.timeout)
     except FileNotFoundError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    failed = [r for r in reports if r.status != "ok"]
+    failed = [r for r in done.reports if r.status != "ok"]
     index = Path(args.out) / "index.html"
-    print(f"wrote {index} ({len(reports) - len(failed)} ok, {len(failed)} failed)")
-    return 1 if failed else 0
+    print(f"wrote {index} ({len(done.reports) - len(failed)} ok, {len(failed)} failed)")
+    if not done.recording.ok:
+        print(f"error: the cache {done.recording.cache} cannot answer every request the notebooks made (see above); "
+              f"a replay of them would stop at the first one missing", file=sys.stderr)
+    return 0 if done.ok else 1
 
 
 if __name__ == "__main__":

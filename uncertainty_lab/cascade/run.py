@@ -27,6 +27,7 @@ from ..contracts.memory import CascadeError, Event, History, NodeSpec, as_node_s
 from ..jsonsafe import canonical
 from ..llm.base import identity
 from ..parameters import settings
+from ..progress import bar as progress_bar
 from ..seeds import derive_rng, derive_seed
 from .prompt import build_prompt, prompt_hash
 from .record import FORMAT, MOVED_NAMES, CascadeResumeError, CascadeRun, CascadeStep, function_name
@@ -346,12 +347,10 @@ def _clean(postprocess: Callable[[str], str] | None, text: str) -> str:
 
 def _generate(c: _Cascade, run: CascadeRun, steps: int, writer: Any, progress: bool) -> str:
     """Generate steps len(run)+1..``steps``, appending each to ``run`` and writing it; the stop reason."""
-    from tqdm.auto import tqdm
-
     history = History(c.specs, run.events)
     sel_name = getattr(c.selector, "name", type(c.selector).__name__)
-    bar = tqdm(total=steps, initial=len(run.steps), desc=f"cascade ({sel_name}, k={c.k})", disable=not progress,
-               leave=False)
+    bar = progress_bar(total=steps, initial=len(run.steps), show=progress, desc=f"cascade ({sel_name}, k={c.k})",
+                       leave=False)
     try:
         for t in range(len(run.steps) + 1, steps + 1):
             step = generate_step(t, history, c.model, c.selector, c.llm, c.k, c.seed, c.specs, c.decoding,

@@ -6,6 +6,8 @@ import os
 import sys
 from pathlib import Path
 
+from ..llm.cache_file import CACHE_ENV, absolute_dir
+
 START_NOTEBOOK = "00_start_here.ipynb"
 
 
@@ -70,6 +72,8 @@ def cmd_lab(args) -> int:
             return 2
         target = lab_target(target) if target.is_dir() else target
     argv = lab_command(target, port=args.port, no_browser=args.no_browser)
+    if os.environ.get(CACHE_ENV):  # kernels start in their notebook's folder: give them the cache meant here
+        os.environ[CACHE_ENV] = str(absolute_dir(os.environ[CACHE_ENV]))
     print("starting:", " ".join(argv), flush=True)
     os.execvp(argv[0], argv)
     return 0  # only reached when execvp is replaced (tests)

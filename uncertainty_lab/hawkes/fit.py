@@ -26,8 +26,9 @@ from threadpoolctl import ThreadpoolController
 from ..table import Table
 from .errors import HawkesError, UnstableFitError
 from .events import EventStream
-from .excitation import event_features, total_integrals
+from .excitation import design_matrices, total_integrals
 from .kernels import ExponentialKernel, as_kernel
+from .memory import memory_warning
 from .model import HawkesModel
 from .tiescale import tie_scale_warning
 
@@ -66,7 +67,7 @@ class Candidate:
     converged: bool
     n_iter: int
     validation_log_likelihood: float = float("nan")
-    _problems: list = field(default_factory=list, repr=False)
+    _se: tuple = field(default=None, repr=False)
 
 
 @dataclass
@@ -129,19 +130,25 @@ def _indent(x: Any, pad: str = "    ") -> str:
 
 class _TargetProblem:
     """−(ℓ_i − η Ω) / M_i in scaled variables z_k = c_k θ_k (θ = (μ_i, α_{0,i}, …, α_{N−1,i}),
-    c = (T − t0, C_0, …, C_{N−1})), so that the linear part is Σ z and every variable counts expected events."""
+    c = (T − t0, C_0, …, C_{N−1})), so that the linear part is Σ z and every variable counts expected events.
 
-    def __init__(self, X: np.ndarray, c: np.ndarray, penalty: str, eta: float):
-        self.X, self.c = X, c
-        self.m = X.shape[0]
-        self.active = c > 0
-        self.cols = np.flatnonzero(self.active)
-        self.A = X[:, self.cols] / c[self.cols]
+    ``A`` is the design matrix X_i = [1, E_j(τ_m)] of the active columns (c_k > 0) divided by c_k — the only
+    per-event array kept (8 bytes per event and column); :meth:`from_design` builds it from a full X."""
+
+    def __init__(self, A: np.ndarray, c: np.ndarray, penalty: str, eta: float):
+        self.A, self.c, self.m = A, c, A.shape[0]
+        self.cols = np.flatnonzero(c > 0)
         self.penalty, self.eta = penalty, eta
         is_alpha = self.cols > 0
         self.pen_l1 = np.where(is_alpha, eta / c[self.cols], 0.0) if penalty == "l1" else None
         self.pen_l2 = np.where(is_alpha, eta / c[self.cols] ** 2, 0.0) if penalty == "l2" else None
         self.lower = np.where(is_alpha, 0.0, 1e-12 * max(self.m, 1))
+
+    @classmethod
+    def from_design(cls, X: np.ndarray, c: np.ndarray, penalty: str, eta: float) -> _TargetProblem:
+        """The problem for a design matrix X with a column per entry of c (inactive ones, c_k = 0, dropped)."""
+        cols = np.flatnonzero(c > 0)
+        return cls(X[:, cols] / c[cols], c, penalty, eta)
 
     def theta(self, z: np.ndarray) -> np.ndarray:
         out = np.zeros(self.c.size)
@@ -169,11 +176,12 @@ class _TargetProblem:
             h = h + np.diag(2.0 * self.pen_l2)
         return h / self.m
 
-    def loglik(self, theta: np.ndarray) -> float:
-        lam = self.X @ theta
+    def loglik(self, z: np.ndarray) -> float:
+        """ℓ_i = Σ log λ_i(τ_m) − c·θ at z (unpenalised), with λ = A z = X θ."""
+        lam = self.A @ z
         if np.any(lam <= 0):
             return -math.inf
-        return float(np.log(lam).sum() - self.c @ theta)
+        return float(np.log(lam).sum() - self.c @ self.theta(z))
 
     def solve(self, maxiter: int, gtol: float) -> tuple[np.ndarray, bool, int]:
         m = self.m
@@ -224,15 +232,17 @@ class _TargetProblem:
 
     def stderr(self, z: np.ndarray) -> np.ndarray:
         """Standard errors of θ: sqrt(diag(H_free⁻¹)) with H = Xᵀ diag(1/λ²) X (+ 2η for l2) on the free
-        variables; NaN at the bound and for inactive columns."""
+        variables (X = A·c, so H = c (Aᵀ diag(1/λ²) A) c); NaN at the bound and for inactive columns."""
         out = np.full(self.c.size, np.nan)
         lam = self.A @ z
         free = z > self.lower * (1 + 1e-6) + 1e-9 * max(self.m, 1)
         if not free.any():
             return out
         theta_cols = self.cols[free]
-        Xf = self.X[:, theta_cols]
-        h = (Xf / lam[:, None]).T @ (Xf / lam[:, None])
+        b = self.A[:, free]
+        b /= lam[:, None]
+        cf = self.c[theta_cols]
+        h = (b.T @ b) * np.outer(cf, cf)
         if self.pen_l2 is not None:
             h = h + np.diag(np.where(theta_cols > 0, 2.0 * self.eta, 0.0))
         try:
@@ -276,51 +286,42 @@ def _candidates(kernel: Any, beta: Any, beta_grid: Any, kernel_params: dict, str
 
 
 def _fit_one(kern, stream, penalty, eta, maxiter, gtol):
+    """One candidate kernel: per target, build its design matrix, solve, keep θ̂ and its standard errors, and free
+    the matrix before the next target (no per-event array outlives its target, nor any candidate its fit)."""
     n = stream.n_nodes
     times, nodes = stream.times, stream.nodes
-    features = event_features(kern, times, nodes, n)
     totals = total_integrals(kern, times, nodes, n, stream.end_time)
     c = np.concatenate([[stream.duration], totals])
-    mu = np.zeros(n)
-    alpha = np.zeros((n, n))
+    cols = np.flatnonzero(c > 0)
+    designs = design_matrices(kern, times, nodes, n, cols[1:] - 1)
+    mu, alpha = np.zeros(n), np.zeros((n, n))
+    se_mu, se_alpha = np.full(n, np.nan), np.full((n, n), np.nan)
     loglik, penalized, converged, iters = 0.0, 0.0, True, 0
-    problems = []
     for i in range(n):
-        idx = nodes == i
-        if not idx.any():  # a silent node: μ_i = α_{·,i} = 0 maximise ℓ_i = −μ_i T − Σ_j α_{j,i} C_j
-            problems.append(None)
+        A, designs[i] = designs[i], None
+        if A.shape[0] == 0:  # a silent node: μ_i = α_{·,i} = 0 maximise ℓ_i = −μ_i T − Σ_j α_{j,i} C_j
             continue
-        X = np.hstack([np.ones((int(idx.sum()), 1)), features[idx]])
-        prob = _TargetProblem(X, c, penalty, eta)
+        A /= c[cols]  # in place: X_i → A_i = X_i / c, what _TargetProblem.from_design computes
+        prob = _TargetProblem(A, c, penalty, eta)
         z, ok, nit = prob.solve(maxiter, gtol)
         theta = prob.theta(z)
         mu[i], alpha[:, i] = theta[0], theta[1:]
-        ll = prob.loglik(theta)
-        loglik += ll
-        pen = 0.0
-        if penalty == "l1":
-            pen = eta * theta[1:].sum()
-        elif penalty == "l2":
-            pen = eta * float(theta[1:] @ theta[1:])
-        penalized += ll - pen
-        converged &= ok
-        iters += nit
-        problems.append((prob, z))
-    model = HawkesModel(mu, alpha, kern)
-    rho = model.spectral_radius()
-    return Candidate(kern, model, loglik, penalized, rho, rho < 1.0, converged, iters, _problems=problems)
-
-
-def _stderr(cand: Candidate, n: int, penalty: str) -> StdErr:
-    se_mu = np.full(n, np.nan)
-    se_alpha = np.full((n, n), np.nan)
-    bound = 0
-    for i, item in enumerate(cand._problems):
-        if item is None:
-            continue
-        prob, z = item
         se = prob.stderr(z)
         se_mu[i], se_alpha[:, i] = se[0], se[1:]
+        ll = prob.loglik(z)
+        del prob, A
+        loglik += ll
+        omega = {"l1": lambda a: a.sum(), "l2": lambda a: float(a @ a)}.get(penalty, lambda a: 0.0)
+        penalized += ll - eta * omega(theta[1:])
+        converged &= ok
+        iters += nit
+    model = HawkesModel(mu, alpha, kern)
+    rho = model.spectral_radius()
+    return Candidate(kern, model, loglik, penalized, rho, rho < 1.0, converged, iters, _se=(se_mu, se_alpha))
+
+
+def _stderr(cand: Candidate, penalty: str) -> StdErr:
+    se_mu, se_alpha = cand._se
     bound = int(np.sum((cand.model.alpha == 0) | np.isnan(se_alpha))) + int(np.sum(np.isnan(se_mu)))
     notes = []
     if bound:
@@ -408,6 +409,14 @@ def _candidate_table(candidates: list[Candidate], best: Candidate | None, penalt
     return Table(rows, columns, title=f"fit_hawkes candidates (penalty={penalty}, eta={eta:g})")
 
 
+def _warned(*texts: str | None) -> list[str]:
+    """The given warning texts (None skipped), each issued as a UserWarning at fit_hawkes's caller."""
+    out = [t for t in texts if t]
+    for text in out:
+        warnings.warn(text, UserWarning, stacklevel=3)
+    return out
+
+
 def fit_hawkes(
     stream: EventStream,
     kernel: Any = "exponential",
@@ -435,6 +444,8 @@ def fit_hawkes(
       conditioned on ``stream``; a stream starting at 0 is treated as an independent realisation.
     - ``ties``: the loader's tie report (``load_gdelt(...).ties_report``; times in hours): a UserWarning, kept in
       ``.warnings``, when the chosen β is the spacing the loader invented (:mod:`~uncertainty_lab.hawkes.tiescale`).
+    - Memory: ~8·(N+1) bytes per event and the largest node's solver temporaries, whatever the grid; a UserWarning
+      (in ``.warnings``) before starting when that is over half the free memory (:mod:`~uncertainty_lab.hawkes.memory`).
 
     Returns a :class:`FitResult` (``.model``, ``.log_likelihood``, ``.table``, ``.stderr``, ``.converged``).
     Raises :class:`UnstableFitError` (carrying the table) when no candidate is stable.
@@ -443,6 +454,7 @@ def fit_hawkes(
     eta = _check_fit_args(stream, penalty, eta)
     history = _validation_history(stream, validation)
     kernels = _candidates(kernel, beta, beta_grid, dict(kernel_params or {}), stream)
+    notes = _warned(memory_warning(stream))  # before the work starts: a fit too big for memory says so first
 
     candidates = []
     for kern in kernels:
@@ -466,15 +478,13 @@ def fit_hawkes(
             table=table, candidates=candidates,
         )
     grid = [c.kernel.beta for c in candidates if isinstance(c.kernel, ExponentialKernel)]
-    notes = [w for w in [tie_scale_warning(best.model.beta, grid, ties)] if w]
-    for note in notes:
-        warnings.warn(note, UserWarning, stacklevel=2)
+    notes += _warned(tie_scale_warning(best.model.beta, grid, ties))
     return FitResult(
         warnings=notes,
         model=best.model,
         log_likelihood=best.log_likelihood,
         table=table,
-        stderr=_stderr(best, stream.n_nodes, penalty),
+        stderr=_stderr(best, penalty),
         converged=best.converged,
         candidates=candidates,
         penalty=penalty,

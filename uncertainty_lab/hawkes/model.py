@@ -13,7 +13,7 @@ import numpy as np
 
 from .errors import HawkesError, UnstableModelError
 from .events import EventStream
-from .excitation import event_features, excitation, finite_times, integrated_excitation, total_integrals
+from .excitation import excitation, excitation_terms, finite_times, integrated_excitation, total_integrals
 from .history import as_history, as_rng
 from .kernels import as_kernel
 from .simulate import next_event, simulate
@@ -161,21 +161,25 @@ class HawkesModel:
         return joined.times, joined.nodes, history.n_events, stream.start_time, stream.end_time
 
     def _parts(self, stream, history):
+        """The window's event nodes, intensities λ_{n_m}(τ_m), the sources' integrals C_j and the duration; the
+        intensities are summed from :func:`excitation_terms` chunk by chunk (no M × N feature array)."""
         times, nodes, first, t0, end = self._window(stream, history)
-        features = event_features(self.kernel, times, nodes, self.n_nodes)[first:]
         win_nodes = nodes[first:]
-        lam = self.mu[win_nodes] + np.einsum("mj,jm->m", features, self.alpha[:, win_nodes])
+        exc = np.zeros(win_nodes.size)
+        for lo, hi, term in excitation_terms(self.kernel, times, nodes, self.n_nodes, times[first:]):
+            exc[lo:hi] += np.einsum("mj,jm->m", term, self.alpha[:, win_nodes[lo:hi]])
+        lam = self.mu[win_nodes] + exc
         totals = total_integrals(self.kernel, times, nodes, self.n_nodes, end)
         if first:
             totals = totals - total_integrals(self.kernel, times[:first], nodes[:first], self.n_nodes, t0)
-        return features, win_nodes, lam, totals, end - t0
+        return (times, nodes, first), win_nodes, lam, totals, end - t0
 
     def log_likelihood(self, stream: EventStream, history: EventStream | None = None) -> float:
         """ℓ = Σ_m log λ_{n_m}(τ_m) − Σ_i ∫_{t0}^T λ_i(s) ds on the stream's window [t0, T].
 
         For the exponential kernel λ_i(τ_m) = μ_i + Σ_j α_{j,i} R_j(m) by the O(M·N) recursion and
         ∫_0^T λ_i = μ_i T + Σ_m (α_{n_m,i}/β)(1 − e^{-β(T − τ_m)}). With ``history`` (the events before
-        ``stream.start_time``) the likelihood is conditioned on them.
+        ``stream.start_time``) the likelihood is conditioned on them. Memory: O(M) plus one chunk of the recursion.
         """
         _, _, lam, totals, duration = self._parts(stream, history)
         if np.any(lam <= 0):
@@ -186,13 +190,16 @@ class HawkesModel:
         self, stream: EventStream, history: EventStream | None = None
     ) -> tuple[np.ndarray, np.ndarray]:
         """(∂ℓ/∂μ, ∂ℓ/∂α): ∂ℓ/∂μ_i = Σ_{n_m = i} 1/λ_i(τ_m) − (T − t0) and
-        ∂ℓ/∂α_{j,i} = Σ_{n_m = i} E_j(τ_m)/λ_i(τ_m) − C_j, in the ``[source, target]`` layout of α."""
-        features, win_nodes, lam, totals, duration = self._parts(stream, history)
+        ∂ℓ/∂α_{j,i} = Σ_{n_m = i} E_j(τ_m)/λ_i(τ_m) − C_j, in the ``[source, target]`` layout of α (a second
+        chunked pass over E once every λ is known)."""
+        (times, nodes, first), win_nodes, lam, totals, duration = self._parts(stream, history)
         inv = 1.0 / lam
         dmu = np.bincount(win_nodes, weights=inv, minlength=self.n_nodes) - duration
-        onehot = np.zeros((win_nodes.size, self.n_nodes))
-        onehot[np.arange(win_nodes.size), win_nodes] = 1.0
-        dalpha = (features * inv[:, None]).T @ onehot - totals[:, None]
+        dalpha = -totals[:, None] * np.ones(self.n_nodes)
+        for lo, hi, term in excitation_terms(self.kernel, times, nodes, self.n_nodes, times[first:]):
+            onehot = np.zeros((hi - lo, self.n_nodes))
+            onehot[np.arange(hi - lo), win_nodes[lo:hi]] = 1.0
+            dalpha += (term * inv[lo:hi, None]).T @ onehot
         return dmu, dalpha
 
     # --- sampling -----------------------------------------------------------------------------------

@@ -12,6 +12,7 @@ import numpy as np
 from .cache import CacheError, CompletionCache, default_cache, request_key, warn_once
 from .errors import LLMCapabilityError, LLMError, LLMUnavailableError
 from .record import completion_problem
+from .request_log import log_request
 
 Messages = Sequence[dict[str, str]] | str
 ROLES = ("system", "user", "assistant")
@@ -179,6 +180,7 @@ class LLMBackend:
 
     def _one(self, request: dict[str, Any], cache: CompletionCache | None, seed: int) -> Completion:
         key = request_key(request)
+        log_request(request, key if cache is not None else None)  # only with $UL_REQUEST_LOG set (a recording)
         hit = _lookup(cache, key)
         if hit is not None:
             return hit

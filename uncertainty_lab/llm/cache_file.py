@@ -39,11 +39,17 @@ def warn_once(message: str, stacklevel: int = 3) -> None:
         warnings.warn(message, CacheWarning, stacklevel=stacklevel)
 
 
+def absolute_dir(value: str | os.PathLike) -> Path:
+    """A ``UL_CACHE_DIR`` value as an absolute folder: ``~`` expanded, a relative path resolved against the current
+    folder, so a kernel or process started in another folder (a notebook's) uses the same cache."""
+    return Path(value).expanduser().absolute()
+
+
 def cache_dir() -> Path:
     """Where the package keeps its caches: ``$UL_CACHE_DIR`` (made absolute) or the user cache dir."""
     env = os.environ.get(CACHE_ENV)
     if env:
-        return Path(env).expanduser().absolute()
+        return absolute_dir(env)
     import platformdirs
 
     return Path(platformdirs.user_cache_dir("uncertainty-lab"))
@@ -73,7 +79,7 @@ def fault(path: Path, exc: BaseException) -> CacheError:
     blocking = _blocking_file(path)
     if blocking is not None:
         env = os.environ.get(CACHE_ENV, "")
-        if env and Path(env).expanduser().absolute() == blocking:
+        if env and absolute_dir(env) == blocking:
             return CacheError(f"{CACHE_ENV}={env} is a file, not a directory",
                               f"set {CACHE_ENV} to a directory (or unset it)", path=path, fault="not a directory")
         return CacheError(f"{blocking} is a file, so the cache {path} cannot be made there",

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from ..jsonsafe import jsonable
+from ..progress import bar as progress_bar
 from .errors import OrchestrationError, OrchestrationResumeError
 from .grading import QAGrader
 from .record import FORMAT, OrchestrationRun, QuestionRecord
@@ -82,8 +83,6 @@ def run_benchmark(coordinator: Any, items: Iterable[Any], out: str | os.PathLike
     same configuration is resumed (the questions already there are kept); another configuration raises
     :class:`OrchestrationResumeError`; ``resume=False`` overwrites. ``grader`` (see :func:`resolve_grader`)
     grades the final and the first-round answers; ``extra_config`` joins the header's configuration."""
-    from tqdm.auto import tqdm
-
     items = as_items(items)
     ids = [it["id"] for it in items]
     grader = resolve_grader(grader)
@@ -98,8 +97,8 @@ def run_benchmark(coordinator: Any, items: Iterable[Any], out: str | os.PathLike
             raise OrchestrationResumeError(f"{path}: its questions {done[:3]}... are not the start of the items")
         if journal is not None and journal.end is not None and len(records) == len(ids):
             return OrchestrationRun(config, records, True, path)
-        bar = tqdm(total=len(items), initial=len(records), desc=desc or f"orchestrate [{coordinator.policy.name}]",
-                   disable=not progress, leave=False)
+        bar = progress_bar(total=len(items), initial=len(records), show=progress,
+                           desc=desc or f"orchestrate [{coordinator.policy.name}]", leave=False)
         for index in range(len(records), len(items)):
             rec = _ask(coordinator, index, items[index], grader)
             records.append(rec)

@@ -147,8 +147,7 @@ def calibration_run(llm: Any, items: Sequence[Any], metrics: Sequence[Any] | Map
     gold aliases with ``grader`` (default: normalised containment, ``AnswerGrader("contains")``), and score
     every metric on the sample set. Sample 0 is graded because it was sampled like the others; a separately
     sampled greedy answer would make the metrics partly measure the difference of format (HASSUM §6)."""
-    from tqdm.auto import tqdm
-
+    from ..progress import bar as progress_bar
     from ..semantic.correctness import AnswerGrader
 
     if n < 2:
@@ -159,7 +158,7 @@ def calibration_run(llm: Any, items: Sequence[Any], metrics: Sequence[Any] | Map
     grader = grader or AnswerGrader("contains")
     instances = make_metrics(metrics, judge=judge, llm=llm)
     samples, grades, results = [], [], []
-    for k, item in enumerate(tqdm(items, desc="questions", disable=not progress)):
+    for k, item in enumerate(progress_bar(items, show=progress, desc="questions")):
         s = sample_answers(llm, item.question, n=n, temperature=temperature, seed=seed + k, max_tokens=max_tokens,
                            system=system)
         samples.append(s)
