@@ -29,11 +29,13 @@ import datetime
 import json
 import math
 import os
+import re
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 from machine import machine
@@ -42,6 +44,15 @@ from real_data_tables import PUBLISHED, render
 HERE = Path(__file__).resolve().parent
 BEGIN, END = "<!-- benchmarks/real_data.py: begin generated -->", "<!-- benchmarks/real_data.py: end generated -->"
 QA_SAMPLE = {"truthfulqa": 90, "strategyqa": 60, "hotpotqa": 100, "musique": 100, "gsm8k": 100}
+QA_SETS = tuple(QA_SAMPLE)
+#: where each public file comes from (named when a file is missing)
+SOURCES = {
+    "truthfulqa": "TruthfulQA.csv from github.com/sylinrl/TruthfulQA",
+    "strategyqa": "strategyqa_train.json from the StrategyQA release (allenai), JSON or JSONL",
+    "hotpotqa": "hotpot_dev_distractor_v1.json from hotpotqa.github.io (or a Hugging Face `hotpot_qa` export)",
+    "musique": "musique_ans_v1.0_dev.jsonl (or musique_full_v1.0_dev.jsonl) from github.com/StonyBrookNLP/musique",
+    "gsm8k": "test.jsonl from github.com/openai/grade-school-math",
+}
 
 
 def _num(x: Any) -> Any:
@@ -98,6 +109,11 @@ def closed_book_file(name: str, path: str, work: Path) -> Path:
     return dest
 
 
+def _slug(text: str) -> str:
+    """A folder-safe name for a model spec (``ollama:qwen2.5:3b`` → ``ollama_qwen2.5_3b``)."""
+    return re.sub(r"[^A-Za-z0-9.+-]+", "_", text)
+
+
 def _public(data: dict[str, Any]) -> dict[str, Any]:
     """The data setting as recorded: the file's name only (your folders stay on your machine)."""
     return {k: (Path(v).name if k == "path" and isinstance(v, str) else v) for k, v in data.items()}
@@ -106,28 +122,49 @@ def _public(data: dict[str, Any]) -> dict[str, Any]:
 # --- the three measurements ---------------------------------------------------------------------------------------
 
 
+def _graded(labels: np.ndarray, refused: int, run: Any, args: argparse.Namespace) -> dict[str, Any]:
+    """Accuracy (Wilson), refusals and both first-round AUROCs for one set of first-round labels."""
+    from uncertainty_lab.semantic.evaluation import accuracy_ci
+
+    acc = accuracy_ci(labels)
+    return {"n": len(labels), "wrong": int((~labels).sum()), "refused": refused,
+            "accuracy": {"estimate": _num(acc.estimate), "low": _num(acc.low), "high": _num(acc.high),
+                         "correct": int(acc.successes)},
+            "auroc": {role: _auroc_ci(run.first_signal(role), labels, args.n_boot, args.seed)
+                      for role in ("entropy", "density")}}
+
+
+def regrade_first(run: Any, method: str) -> tuple[np.ndarray, int]:
+    """The first-round answers graded again with another grading ``method`` (no model call: HASSUM's rule
+    needs only the sentence embedder): their correctness and how many are refusals."""
+    from uncertainty_lab.orchestration.grading import QAGrader
+
+    grader = QAGrader(method=method)
+    grades = [grader(r.item, r.trace.rounds[0].candidate.answer.answer, r.trace.rounds[0].candidate.answer.raw)
+              for r in run.records]
+    return np.array([bool(g["correct"]) for g in grades]), sum(g.get("label") == "refused" for g in grades)
+
+
 def measure_hassum(name: str, data: dict[str, Any], n_samples: int, args: argparse.Namespace,
                    closed_book: bool) -> dict[str, Any]:
-    """`orchestrate run` with policy `none` on ``data``: first-round AUROCs, accuracy, refusals."""
+    """`orchestrate run` with policy `none` on ``data``: first-round AUROCs, accuracy, refusals under the lab's
+    default grader; for TruthfulQA also under HASSUM's own embedding rule (the one its published runs used)."""
     from uncertainty_lab.orchestration.experiment import run_experiment
 
+    folder = f"{name}_N{n_samples}_q{data['sample']}_{_slug(args.llm)}"
     config = {"llm": args.llm, "seed": args.seed, "data": data, "policies": ["none"], "n_samples": n_samples,
-              "out_dir": str(args.work_dir / "hassum" / f"{name}_n{n_samples}"), "progress": False, "figure": False}
+              "out_dir": str(args.work_dir / "hassum" / folder), "progress": False, "figure": False}
     result = run_experiment(config)
     (model, _), run = next(iter(result.runs.items()))
-    labels = run.first_correct
-    acc = run.accuracy_ci()
-    return {
-        "lab": "orchestration", "dataset": name, "closed_book": closed_book, "model": model,
-        "config": {**{k: v for k, v in config.items() if k not in ("out_dir", "progress", "figure")},
-                   "data": _public(data)},
-        "grader": result.grader.name, "n_samples": n_samples, "n": len(run), "wrong": int((~labels).sum()),
-        "refused": run.label_counts()["refused"],
-        "accuracy": {"estimate": _num(acc.estimate), "low": _num(acc.low), "high": _num(acc.high),
-                     "correct": int(acc.successes)},
-        "auroc": {role: _auroc_ci(run.first_signal(role), labels, args.n_boot, args.seed)
-                  for role in ("entropy", "density")},
-    }
+    record = {"lab": "orchestration", "dataset": name, "closed_book": closed_book, "model": model,
+              "config": {**{k: v for k, v in config.items() if k not in ("out_dir", "progress", "figure")},
+                         "data": _public(data)},
+              "grader": result.grader.name, "n_samples": n_samples,
+              **_graded(run.first_correct, run.label_counts(first=True)["refused"], run, args)}
+    if name == "truthfulqa" and result.grader.name != "hassum":
+        labels, refused = regrade_first(run, "hassum")
+        record["regraded"] = {"hassum": _graded(labels, refused, run, args)}
+    return record
 
 
 def _saving_row(s: dict[str, Any]) -> dict[str, Any]:
@@ -148,7 +185,7 @@ def measure_cgdp(name: str, data: dict[str, Any], model: str, beliefs: list[str]
 
     config = {"llm": model if model == "oracle" else args.llm, "seed": args.seed, "data": data, "beliefs": beliefs,
               "policies": ["heuristic"], "gate_sets": [["fixed_budget"], ["exhaustion", "fixed_budget"]],
-              "out_dir": str(args.work_dir / "cgdp" / f"{name}_{model}"), "progress": False, "figure": False}
+              "out_dir": str(args.work_dir / "cgdp" / f"{name}_{_slug(model if model == 'oracle' else args.llm)}_q{data['sample']}"), "progress": False, "figure": False}
     result = run_experiment(config)
     conditions = []
     for r in result.summary_rows():
@@ -175,7 +212,7 @@ def measure_hawkes(label: str, data: dict[str, Any] | None, args: argparse.Names
 
     config = {"llm": args.llm, "seed": args.seed, "selectors": ["hawkes", "recency", "random"], "ks": [3],
               "runs": args.cascade_runs, "steps": args.cascade_steps,
-              "out_dir": str(args.work_dir / "hawkes" / label), "progress": False, "figure": False}
+              "out_dir": str(args.work_dir / "hawkes" / f"{_slug(label)}_{_slug(args.llm)}_r{args.cascade_runs}_s{args.cascade_steps}"), "progress": False, "figure": False}
     if data is not None:
         config["data"] = data
         config["n_train"] = args.gdelt_train
@@ -198,48 +235,67 @@ def measure_hawkes(label: str, data: dict[str, Any] | None, args: argparse.Names
 # --- driver -------------------------------------------------------------------------------------------------------
 
 
-def plan(args: argparse.Namespace) -> list[tuple[str, str, Any]]:
-    """``(section, key, thunk)`` for every measurement the given files allow, in the order run."""
-    jobs: list[tuple[str, str, Any]] = []
-    sample = lambda name: args.qa_sample or QA_SAMPLE[name]  # noqa: E731
+class Job(NamedTuple):
+    """One measurement: its ``section`` and ``key`` in the JSON, the settings that make it (``signature``: a
+    finished measurement with the same signature is not run again) and the ``run`` that measures it."""
+
+    section: str
+    key: str
+    signature: dict[str, Any]
+    run: Callable[[], dict[str, Any]]
+
+
+def qa_sample(args: argparse.Namespace, name: str) -> int:
+    """Questions to sample from data set ``name``: ``--qa-sample NAME=N``, else ``--qa-sample N``, else the default."""
+    return args.qa_sample.get(name, args.qa_sample.get("*", QA_SAMPLE[name]))
+
+
+def plan(args: argparse.Namespace) -> list[Job]:
+    """Every measurement the given files allow, in the order run."""
+    jobs: list[Job] = []
+    base = {"llm": args.llm, "seed": args.seed}
     if "hassum" in args.only:
-        for name in ("truthfulqa", "strategyqa", "hotpotqa", "musique", "gsm8k"):
+        for name in QA_SETS:
             path = getattr(args, name)
-            if not path:
-                continue
-            for n in args.n_samples:
-                jobs.append(("hassum", f"{name}/n{n}", lambda name=name, path=path, n=n: _hassum_job(name, path, n,
-                                                                                                      args)))
+            for n in args.n_samples if path else ():
+                sig = {**base, "sample": qa_sample(args, name), "n_samples": n, "n_boot": args.n_boot}
+                jobs.append(Job("hassum", f"{name}/N{n}/{args.llm}", sig,
+                                lambda name=name, path=path, n=n: _hassum_job(name, path, n, args)))
     if "cgdp" in args.only:
         for name in ("hotpotqa", "musique"):
             path = getattr(args, name)
-            if not path:
-                continue
-            data = {"loader": name, "path": path, "sample": args.search_sample, "seed": args.seed}
-            for model in args.search_models:
+            for model in args.search_models if path else ():
+                sample = args.search_sample if model == "oracle" else args.search_sample_llm or args.search_sample
+                data = {"loader": name, "path": path, "sample": sample, "seed": args.seed}
                 beliefs = ["implicit", "predicate"] if model == "oracle" else args.search_beliefs
-                jobs.append(("cgdp", f"{name}/{model}", lambda d=data, m=model, b=beliefs, name=name:
-                             measure_cgdp(name, d, m, b, args)))
+                spec = "oracle" if model == "oracle" else args.llm
+                jobs.append(Job("cgdp", f"{name}/{spec}", {"llm": spec, "seed": args.seed, "sample": sample,
+                                                           "beliefs": beliefs},
+                                lambda d=data, m=model, b=beliefs, name=name: measure_cgdp(name, d, m, b, args)))
     if "hawkes" in args.only:
+        sig = {**base, "runs": args.cascade_runs, "steps": args.cascade_steps}
         if args.gdelt:
             nodes = json.loads(Path(args.gdelt_nodes).read_text(encoding="utf-8"))
             data = {"loader": "gdelt", "path": args.gdelt, "domain_to_node": nodes, "format": args.gdelt_format}
             if args.gdelt_gkg:
                 data["gkg"] = args.gdelt_gkg
-            jobs.append(("hawkes", "gdelt", lambda: measure_hawkes("gdelt", data, args)))
+            jobs.append(Job("hawkes", f"gdelt/{args.llm}", {**sig, "files": [Path(f).name for f in args.gdelt]},
+                            lambda: measure_hawkes("gdelt", data, args)))
         if args.shipped_cascade:
-            jobs.append(("hawkes", "shipped", lambda: measure_hawkes("shipped invented cascade", None, args)))
+            jobs.append(Job("hawkes", f"shipped/{args.llm}", sig,
+                            lambda: measure_hawkes("shipped invented cascade", None, args)))
     return jobs
 
 
 def _hassum_job(name: str, path: str, n: int, args: argparse.Namespace) -> dict[str, Any]:
+    sample = qa_sample(args, name)
     if name in ("truthfulqa", "strategyqa"):
-        data = {"loader": name, "path": path, "sample": args.qa_sample or QA_SAMPLE[name], "seed": args.seed}
+        data = {"loader": name, "path": path, "sample": sample, "seed": args.seed}
         if name == "strategyqa":
             data["split"] = "train"
         return measure_hassum(name, data, n, args, closed_book=False)
     file = closed_book_file(name, path, args.work_dir)
-    data = {"loader": "shipped_qa", "path": str(file), "sample": args.qa_sample or QA_SAMPLE[name], "seed": args.seed}
+    data = {"loader": "shipped_qa", "path": str(file), "sample": sample, "seed": args.seed}
     return measure_hassum(name, data, n, args, closed_book=True)
 
 
@@ -252,6 +308,33 @@ def update_outputs(results: dict[str, Any], json_path: Path, md_path: Path) -> N
     head, rest = text.split(BEGIN, 1)
     tail = rest.split(END, 1)[1]
     md_path.write_text(f"{head}{BEGIN}\n{render(results)}{END}{tail}", encoding="utf-8")
+
+
+def _sizes(text: str) -> tuple[str, int]:
+    """``N`` (every QA data set) or ``NAME=N`` for ``--qa-sample``."""
+    name, _, n = text.rpartition("=")
+    name = name or "*"
+    if name not in (*QA_SETS, "*") or not n.isdigit() or int(n) < 1:
+        raise argparse.ArgumentTypeError(f"expected N or NAME=N with NAME in {', '.join(QA_SETS)}, got {text!r}")
+    return name, int(n)
+
+
+def check_files(args: argparse.Namespace) -> list[str]:
+    """One message per data file named on the command line that is not there (nothing is downloaded)."""
+    out = []
+    for name in QA_SETS:
+        path = getattr(args, name)
+        if path and not Path(path).is_file():
+            out.append(f"--{name} {path}: no such file. This script downloads nothing: get {SOURCES[name]}, "
+                       f"then pass its path.")
+    for flag in ("gdelt", "gdelt_gkg"):
+        for path in getattr(args, flag) or ():
+            if not Path(path).exists():
+                out.append(f"--{flag.replace('_', '-')} {path}: no such file or folder (GDELT 2.0 exports from "
+                           "data.gdeltproject.org/gdeltv2/).")
+    if args.gdelt_nodes and not Path(args.gdelt_nodes).is_file():
+        out.append(f"--gdelt-nodes {args.gdelt_nodes}: no such file (a JSON object mapping source domains to nodes).")
+    return out
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -269,8 +352,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--only", nargs="+", default=["hassum", "cgdp", "hawkes"], choices=("hassum", "cgdp", "hawkes"))
     p.add_argument("--llm", default="embedded", help="the model of every lab (e.g. ollama:qwen2.5:3b)")
     p.add_argument("--n-samples", nargs="+", type=int, default=[5], help="HASSUM samples per worker call")
-    p.add_argument("--qa-sample", type=int, help=f"questions per QA data set (default {QA_SAMPLE})")
-    p.add_argument("--search-sample", type=int, default=100, help="questions per search data set")
+    p.add_argument("--qa-sample", nargs="+", type=_sizes, default=[], metavar="[NAME=]N",
+                   help=f"questions per QA data set, all or by name (default {QA_SAMPLE})")
+    p.add_argument("--search-sample", type=int, default=100, help="questions per search data set (oracle reader)")
+    p.add_argument("--search-sample-llm", type=int, help="questions per search data set with the language model "
+                   "(default: --search-sample)")
     p.add_argument("--search-models", nargs="+", default=["oracle", "llm"], choices=("oracle", "llm"))
     p.add_argument("--search-beliefs", nargs="+", default=["implicit"], choices=("implicit", "predicate"))
     p.add_argument("--cascade-runs", type=int, default=3)
@@ -281,9 +367,15 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--json", type=Path, default=HERE / "real_data.json")
     p.add_argument("--markdown", type=Path, default=HERE / "real_data.md")
     p.add_argument("--render", action="store_true", help="only rewrite the markdown's tables from the JSON")
+    p.add_argument("--redo", action="store_true", help="measure again what the JSON already holds with the same "
+                   "settings (the journals in --work-dir still resume)")
     args = p.parse_args(argv)
+    args.qa_sample = dict(args.qa_sample)
     if args.gdelt and not args.gdelt_nodes:
         p.error("--gdelt needs --gdelt-nodes (a JSON file mapping source domains to node names)")
+    missing = check_files(args)
+    if missing:
+        p.error("\n  ".join(["data file(s) missing:", *missing]))
     return args
 
 
@@ -298,13 +390,18 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     results = json.loads(args.json.read_text(encoding="utf-8")) if args.json.exists() else {}
     results["published"] = PUBLISHED
-    for section, key, job in jobs:
+    for job in jobs:
+        old = results.get(job.section, {}).get(job.key)
+        if old and old.get("signature") == job.signature and not args.redo:
+            print(f"{job.section} {job.key}: measured on {old.get('date')} with these settings (--redo to repeat)")
+            continue
         load0, t0 = os.getloadavg()[0], time.perf_counter()
-        print(f"[{datetime.datetime.now():%H:%M:%S}] {section} {key} …", flush=True)
-        record = job()
-        record.update(wall_s=round(time.perf_counter() - t0, 1), load_start=round(load0, 2),
-                      load_end=round(os.getloadavg()[0], 2), date=f"{datetime.date.today()}")
-        results.setdefault(section, {})[key] = record
+        print(f"[{datetime.datetime.now():%H:%M:%S}] {job.section} {job.key} …", flush=True)
+        record = job.run()
+        record.update(signature=job.signature, wall_s=round(time.perf_counter() - t0, 1),
+                      load_start=round(load0, 2), load_end=round(os.getloadavg()[0], 2),
+                      date=f"{datetime.date.today()}")
+        results.setdefault(job.section, {})[job.key] = record
         results.update(machine=machine(), updated=f"{datetime.date.today()}")
         update_outputs(results, args.json, args.markdown)
         print(f"  done in {record['wall_s'] / 60:.1f} min", flush=True)

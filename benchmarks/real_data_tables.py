@@ -69,28 +69,38 @@ def _minutes(seconds: float | None) -> str:
     return "—" if seconds is None else f"{seconds / 60:.1f} min"
 
 
+def _hassum_row(label: str, m: dict[str, Any], g: dict[str, Any], grader: str, first: bool) -> str:
+    """One measured row: ``g`` holds n, wrong, refused, accuracy and the AUROCs under ``grader``."""
+    p = PUBLISHED["hassum"]["auroc"].get(m["dataset"], {})
+    acc = g["accuracy"]
+    return "| " + " | ".join([
+        label, grader, str(m["n_samples"]), f"{g['n']} ({g['wrong']})", str(g["refused"]),
+        f"{acc['estimate']:.1%} [{acc['low']:.1%}, {acc['high']:.1%}]",
+        _ci(g["auroc"]["entropy"]), _ci(g["auroc"]["density"]),
+        f"{p['n']} ({p['wrong']})" if p and first else "",
+        f"{p['entropy']:.3f} / {p['density']:.3f}" if p and first else "",
+        _minutes(m.get("wall_s")) if first else ""]) + " |"
+
+
 def hassum_table(measured: dict[str, Any]) -> str:
-    """One row per measured (data set, n_samples), then the published data sets not measured here."""
+    """One row per measured (data set, samples N, model) and grader, then the published data sets not measured."""
     pub = PUBLISHED["hassum"]["auroc"]
-    head = ["data set", "samples N", "n (wrong)", "refused", "accuracy [95% Wilson]", "AUROC SE [95% boot]",
+    head = ["data set", "grader", "samples N", "n (wrong)", "refused", "accuracy [95% Wilson]", "AUROC SE [95% boot]",
             "AUROC SD [95% boot]", "published n (wrong)", "published SE / SD", "time"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    several = len({m["model"] for m in measured.values()}) > 1
     seen = set()
-    for key in sorted(measured, key=lambda k: (list(QA_NAMES).index(measured[k]["dataset"]), measured[k]["n_samples"])):
-        m = measured[key]
-        p = pub.get(m["dataset"], {})
+    for m in sorted(measured.values(), key=lambda m: (list(QA_NAMES).index(m["dataset"]), m["n_samples"],
+                                                      m["model"])):
         seen.add(m["dataset"])
-        acc = m["accuracy"]
-        lines.append("| " + " | ".join([
-            QA_NAMES[m["dataset"]] + (" (closed book)" if m.get("closed_book") else ""), str(m["n_samples"]),
-            f"{m['n']} ({m['wrong']})", str(m["refused"]),
-            f"{acc['estimate']:.1%} [{acc['low']:.1%}, {acc['high']:.1%}]",
-            _ci(m["auroc"]["entropy"]), _ci(m["auroc"]["density"]),
-            f"{p['n']} ({p['wrong']})" if p else "—",
-            f"{p['entropy']:.3f} / {p['density']:.3f}" if p else "—", _minutes(m.get("wall_s"))]) + " |")
+        label = QA_NAMES[m["dataset"]] + (" (closed book)" if m.get("closed_book") else "")
+        label += f" · `{m['model']}`" if several else ""
+        lines.append(_hassum_row(label, m, m, m["grader"], True))
+        for grader, g in m.get("regraded", {}).items():
+            lines.append(_hassum_row(f"{label}, same answers", m, g, grader, False))
     for name, p in pub.items():
         if name not in seen:
-            lines.append(f"| {QA_NAMES[name]} | — | not run (no file here) | | | | | {p['n']} ({p['wrong']}) | "
+            lines.append(f"| {QA_NAMES[name]} | | — | not run (no file here) | | | | | {p['n']} ({p['wrong']}) | "
                          f"{p['entropy']:.3f} / {p['density']:.3f} | |")
     return "\n".join(lines)
 
@@ -100,7 +110,7 @@ def cgdp_table(measured: dict[str, Any]) -> str:
     head = ["data set · model · belief", "n", "accuracy without → with", "with − without [95% Newcombe]",
             "context-token saving [95% boot]", "model-token saving [95% boot]", "equal accuracy?", "time"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    for key, m in measured.items():
+    for m in measured.values():
         for s in m["savings"]:
             d = s["accuracy_difference"]
             cells = [f"{m['dataset']} · {m['model']} · {s['belief']}", str(s["n"]),
@@ -136,7 +146,7 @@ def hawkes_table(measured: dict[str, Any]) -> str:
     head = ["data · selector (k = 3)", "runs × steps", "mean S_t [95% t]", "late S_t [95% t]", "trend",
             "global drift ± sd", "local drift ± sd", "published mean / late / trend"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    for key, m in measured.items():
+    for m in measured.values():
         for r in m["rows"]:
             p = pub["k3"].get(r["selector"])
             lines.append("| " + " | ".join([
