@@ -2,7 +2,8 @@
 data files you downloaded, with the embedded model (or any `--llm`), the numbers side by side with the published
 ones. Nothing is downloaded; every data set you do not name is skipped.
 
-Run (one measurement after another; each resumes from its journals if interrupted):
+Run (one measurement after another; a measurement the JSON holds with the same settings is skipped, an
+interrupted one resumes from its journals; `--qa-sample NAME=N` sizes each data set; see `real_data.md`):
 
     python benchmarks/real_data.py --truthfulqa TruthfulQA.csv --strategyqa strategyqa_train.json \\
         --hotpotqa hotpot_dev_distractor_v1.json [--musique musique_ans_v1.0_dev.jsonl] [--gsm8k test.jsonl] \\

@@ -146,11 +146,13 @@ def hawkes_table(measured: dict[str, Any]) -> str:
     head = ["data · selector (k = 3)", "runs × steps", "mean S_t [95% t]", "late S_t [95% t]", "trend",
             "global drift ± sd", "local drift ± sd", "published mean / late / trend"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    several = len({m["model"] for m in measured.values()}) > 1
     for m in measured.values():
+        data = m["data_label"] + (f" · `{m['model']}`" if several else "")
         for r in m["rows"]:
             p = pub["k3"].get(r["selector"])
             lines.append("| " + " | ".join([
-                f"{m['data_label']} · {SELECTOR_NAMES.get(r['selector'], r['selector'])}",
+                f"{data} · {SELECTOR_NAMES.get(r['selector'], r['selector'])}",
                 f"{r['runs']} × {r['steps']}",
                 f"{_f(r['mean_S'])} [{_f(r['mean_S_ci'][0])}, {_f(r['mean_S_ci'][1])}]",
                 f"{_f(r['late_S'])} [{_f(r['late_S_ci'][0])}, {_f(r['late_S_ci'][1])}]",
