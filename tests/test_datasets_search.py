@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 
 import pytest
 
@@ -422,6 +423,83 @@ def test_hotpotqa_format_errors_name_file_record_and_field(tmp_path, mutate, pat
     path = tmp_path / "bad_hotpot.json"
     path.write_text(json.dumps(records))
     with pytest.raises(SearchDataFormatError, match=r"bad_hotpot\.json, record 2.*" + pattern):
+        load_hotpotqa_json(path)
+
+
+HF_FILE = Path(__file__).parent / "data" / "hotpotqa_hf" / "hotpot_dev_distractor_hf.json"
+
+
+def _hf_layout(record: dict) -> dict:
+    """``record`` as the Hugging Face ``datasets`` export writes it: parallel lists, ``id`` for ``_id``."""
+    out = {k: v for k, v in record.items() if k not in ("_id", "context", "supporting_facts")}
+    out["id"] = record["_id"]
+    out["supporting_facts"] = {"title": [t for t, _ in record["supporting_facts"]],
+                               "sent_id": [i for _, i in record["supporting_facts"]]}
+    out["context"] = {"title": [t for t, _ in record["context"]], "sentences": [s for _, s in record["context"]]}
+    return out
+
+
+def test_hotpotqa_hugging_face_layout_reads_as_the_published_one(tmp_path):
+    published = tmp_path / "hotpot_dev_distractor_v1.json"
+    published.write_text(json.dumps(_hotpot_records()))
+    hf = tmp_path / "hotpot_hf.json"
+    hf.write_text(json.dumps([_hf_layout(r) for r in _hotpot_records()]))
+    assert load_hotpotqa_json(hf) == load_hotpotqa_json(published)
+    _, questions = load_hotpotqa_json(hf)
+    assert questions[0].meta == {"level": "hard"}  # the id field is not kept as meta
+    jsonl = _write_jsonl(tmp_path / "hf.jsonl", [_hf_layout(r) for r in _hotpot_records()])
+    assert load_hotpotqa_json(jsonl) == load_hotpotqa_json(published)
+
+
+def test_hotpotqa_hugging_face_file_without_ids():
+    """The shipped test file: the Hugging Face layout with the id column dropped (as some exports are)."""
+    documents, questions = load_hotpotqa_json(HF_FILE)
+    by_id = {d.id: d for d in documents}
+    assert len(documents) == 5
+    q1, q2 = questions
+    assert q1.id.startswith("hotpotqa-q-") and q1.id != q2.id
+    assert load_hotpotqa_json(HF_FILE, sample=1, seed=3)[1][0].id in (q1.id, q2.id)  # ids do not depend on the subset
+    assert (q1.type, q1.hops, q1.answer, q1.meta) == ("comparison", 2, "no", {"level": "easy"})
+    assert [by_id[i].title for i in q2.supporting_ids] == ["Orla Fenwick", "Varrow Coast"]
+    assert [by_id[i].title for i in q2.distractor_ids] == ["Marrow Hill"]
+    assert by_id[q2.supporting_ids[1]].text == "Varrow Coast is a harbour town. The Ilse flows past it."
+    published = load_hotpotqa_json(HF_FILE.parent.parent / "hotpotqa" / "hotpot_dev_distractor_v1.json")
+    assert [d.id for d in documents] == [d.id for d in published[0]]
+    assert [q.supporting_ids for q in questions] == [q.supporting_ids for q in published[1]]
+
+
+@pytest.mark.parametrize(("mutate", "pattern"), [
+    (lambda r: r["context"].pop("sentences"), r"field 'context\.sentences': missing"),
+    (lambda r: r["context"]["sentences"].pop(), r"field 'context\.sentences': has 2 entries for 3 in context\.title"),
+    (lambda r: r["context"]["sentences"].__setitem__(1, "not a list"),
+     r"field 'context\.sentences\[1\]': expected a title and a list of sentences"),
+    (lambda r: r.update(supporting_facts=[["Shirley Temple", 0]]), r"field 'supporting_facts': must be an object"),
+    (lambda r: r["supporting_facts"]["sent_id"].append(2),
+     r"field 'supporting_facts\.sent_id': has 4 entries for 3 in supporting_facts\.title"),
+    (lambda r: r["supporting_facts"]["sent_id"].__setitem__(0, "0"),
+     r"field 'supporting_facts\.title/sent_id\[0\]': expected \[title, sentence_index\]"),
+    (lambda r: r["supporting_facts"]["title"].__setitem__(0, "Corliss Archer"),
+     r"title 'Corliss Archer' is not in the record's context"),
+    (lambda r: r.update(id=7), r"field 'id': must be a string, got an integer"),
+    (lambda r: r.update(id="5a8b57f25542995d1e6f1371"), r"field 'id': duplicate id"),
+])
+def test_hotpotqa_hugging_face_layout_errors_name_file_record_and_field(tmp_path, mutate, pattern):
+    records = [_hf_layout(r) for r in _hotpot_records()]
+    mutate(records[1])
+    path = tmp_path / "bad_hotpot_hf.json"
+    path.write_text(json.dumps(records))
+    with pytest.raises(SearchDataFormatError, match=r"bad_hotpot_hf\.json, record 2.*" + pattern):
+        load_hotpotqa_json(path)
+
+
+def test_hotpotqa_hugging_face_layout_same_question_twice_without_ids(tmp_path):
+    records = [_hf_layout(r) for r in _hotpot_records()]
+    for r in records:
+        del r["id"]
+    records[1]["question"] = records[0]["question"]
+    path = tmp_path / "twice.json"
+    path.write_text(json.dumps(records))
+    with pytest.raises(SearchDataFormatError, match=r"record 2, field 'question': duplicate question"):
         load_hotpotqa_json(path)
 
 

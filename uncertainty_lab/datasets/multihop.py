@@ -147,12 +147,16 @@ def load_hotpotqa_json(
     max_bytes: int | None = DEFAULT_MAX_BYTES,
 ) -> tuple[list[Document], list[SearchQuestion]]:
     """Read a HotpotQA file you downloaded: a JSON list of ``{_id, question, answer, supporting_facts, context,
-    type, level}`` (JSON lines of the same objects are accepted too).
+    type, level}`` (JSON lines of the same objects are accepted too), as published or as the Hugging Face
+    ``datasets`` export writes them.
 
     ``context`` is ``[[title, [sentence, …]], …]``; a document's text is its sentences joined as published (they
     carry their own leading spaces). ``supporting_facts`` is ``[[title, sentence_index], …]``: the supporting
     documents are the context paragraphs with those titles, in first-mention order; sentence indices are not
-    checked. ``hops`` is the number of supporting documents, ``type`` the record's ``bridge``/``comparison``,
+    checked. The Hugging Face layout (a record whose ``context`` is an object) holds the same as parallel lists,
+    ``context = {title: [...], sentences: [[...], ...]}`` and ``supporting_facts = {title: [...], sent_id: [...]}``,
+    and names the id ``id``; a record without one gets ``hotpotqa-q-<hash of the question>``, stable across
+    subsets. ``hops`` is the number of supporting documents, ``type`` the record's ``bridge``/``comparison``,
     ``level`` goes to ``meta``. ``missing_support``: a supporting title not in the record's context is an
     ``"error"`` (default; never happens in the distractor setting) or ``"drop"`` ped and kept in
     ``meta["missing_support"]`` (the fullwiki setting's retrieved context may lack gold paragraphs).
@@ -167,30 +171,25 @@ def load_hotpotqa_json(
     check_subset(limit, sample, seed)
     path = split_file(path, split, HOTPOTQA_SPLITS, "HotpotQA")
     documents, questions = _questions(path, "_id", "HotpotQA questions", max_bytes,
-                                      functools.partial(_hotpot_question, missing_support=missing_support))
+                                      functools.partial(_hotpot_question, missing_support=missing_support),
+                                      id_field=_hotpot_id_key)
     return _subset(documents, questions, limit, sample, seed)
 
 
 def _hotpot_question(record: dict, rec: str, where: str, documents: _Docs, missing_support: str) -> SearchQuestion:
-    qid = _require(record, "_id", str, where, rec)
+    qid = _hotpot_id(record, where, rec)
     question = _require(record, "question", str, where, rec)
     answer = _answer(record, where, rec, "HotpotQA")
     qtype = record.get("type", "bridge")
     if not isinstance(qtype, str):
         raise SearchDataFormatError(where, f"must be a string, got {json_kind(qtype)}", record=rec, field="type")
-    context = _require(record, "context", list, where, rec)
-    if not context:
-        raise SearchDataFormatError(where, "has no paragraphs", record=rec, field="context")
     by_title: dict[str, str] = {}
-    for k, entry in enumerate(context):
-        if not (isinstance(entry, list) and len(entry) == 2 and isinstance(entry[0], str)
-                and isinstance(entry[1], list) and all(isinstance(s, str) for s in entry[1])):
-            raise SearchDataFormatError(where, "expected [title, [sentence, ...]]", record=rec, field=f"context[{k}]")
-        doc = _document("hotpotqa", entry[0], "".join(entry[1]).strip(), documents)
-        by_title.setdefault(entry[0], doc.id)
-    supporting, missing = _hotpot_support(record, where, rec, by_title, missing_support)
+    for title, sentences in _hotpot_context(record, where, rec):
+        doc = _document("hotpotqa", title, "".join(sentences).strip(), documents)
+        by_title.setdefault(title, doc.id)
+    supporting, missing = _hotpot_support(_hotpot_facts(record, where, rec), where, rec, by_title, missing_support)
     meta = {k: v for k, v in record.items()
-            if k not in ("_id", "question", "answer", "type", "context", "supporting_facts")}
+            if k not in (_hotpot_id_key(record), "question", "answer", "type", "context", "supporting_facts")}
     if missing:
         meta["missing_support"] = missing
     distractors = list(dict.fromkeys(d for d in by_title.values() if d not in supporting))
@@ -199,14 +198,77 @@ def _hotpot_question(record: dict, rec: str, where: str, documents: _Docs, missi
         supporting_ids=tuple(supporting), distractor_ids=tuple(distractors), source="hotpotqa", meta=meta)
 
 
-def _hotpot_support(record: dict, where: str, rec: str, by_title: dict[str, str], missing_support: str
-                    ) -> tuple[list[str], list[str]]:
-    """``(supporting document ids in first-mention order, supporting titles missing from the context)``."""
+def _hf_layout(record: dict) -> bool:
+    """Whether ``record`` is in the Hugging Face ``datasets`` export layout (``context`` an object of lists)."""
+    return isinstance(record.get("context"), dict)
+
+
+def _hotpot_id_key(record: dict) -> str:
+    """The field that names the record: ``_id`` as published, ``id`` in the Hugging Face export (or, when that
+    export dropped it, ``question``, from which the id is derived)."""
+    if not _hf_layout(record) or "_id" in record:
+        return "_id"
+    return "id" if "id" in record else "question"
+
+
+def _hotpot_id(record: dict, where: str, rec: str) -> str:
+    key = _hotpot_id_key(record)
+    if key != "question":
+        return _require(record, key, str, where, rec)
+    question = _require(record, "question", str, where, rec)
+    return "hotpotqa-q-" + hashlib.sha1(question.encode()).hexdigest()[:12]
+
+
+def _hotpot_context(record: dict, where: str, rec: str) -> list[tuple[str, list[str]]]:
+    """``[(title, sentences), …]`` from either layout, each entry checked."""
+    if _hf_layout(record):
+        titles, sentences = _parallel(record, "context", ("title", "sentences"), where, rec)
+        entries = [[t, s] for t, s in zip(titles, sentences, strict=True)]
+        label = "context.sentences[{}]"
+    else:
+        entries = _require(record, "context", list, where, rec)
+        label = "context[{}]"
+    if not entries:
+        raise SearchDataFormatError(where, "has no paragraphs", record=rec, field="context")
+    for k, entry in enumerate(entries):
+        if not (isinstance(entry, list) and len(entry) == 2 and isinstance(entry[0], str)
+                and isinstance(entry[1], list) and all(isinstance(s, str) for s in entry[1])):
+            expected = "a title and a list of sentences" if _hf_layout(record) else "[title, [sentence, ...]]"
+            raise SearchDataFormatError(where, f"expected {expected}", record=rec, field=label.format(k))
+    return [(entry[0], entry[1]) for entry in entries]
+
+
+def _hotpot_facts(record: dict, where: str, rec: str) -> list[tuple[list, str]]:
+    """``[([title, sentence_index], field name), …]`` from either layout (checked by :func:`_hotpot_support`)."""
+    if _hf_layout(record):
+        titles, ids = _parallel(record, "supporting_facts", ("title", "sent_id"), where, rec)
+        return [([t, i], f"supporting_facts.title/sent_id[{k}]") for k, (t, i) in enumerate(zip(titles, ids, strict=True))]
     facts = _require(record, "supporting_facts", list, where, rec)
+    return [(fact, f"supporting_facts[{k}]") for k, fact in enumerate(facts)]
+
+
+def _parallel(record: dict, name: str, keys: tuple[str, str], where: str, rec: str) -> tuple[list, list]:
+    """The two parallel lists ``record[name][keys[0]]`` and ``record[name][keys[1]]`` of the Hugging Face layout,
+    checked to be lists of the same length."""
+    value = record.get(name)
+    if not isinstance(value, dict):
+        raise SearchDataFormatError(where, f"must be an object {{{keys[0]}: [...], {keys[1]}: [...]}} like context's"
+                                    f", got {json_kind(value)}", record=rec, field=name)
+    first = _require(value, keys[0], list, where, rec, prefix=name)
+    second = _require(value, keys[1], list, where, rec, prefix=name)
+    if len(first) != len(second):
+        raise SearchDataFormatError(where, f"has {len(second)} entries for {len(first)} in {name}.{keys[0]}; the "
+                                    "two lists run in parallel", record=rec, field=f"{name}.{keys[1]}")
+    return first, second
+
+
+def _hotpot_support(facts: list[tuple[list, str]], where: str, rec: str, by_title: dict[str, str],
+                    missing_support: str) -> tuple[list[str], list[str]]:
+    """``(supporting document ids in first-mention order, supporting titles missing from the context)`` from the
+    ``([title, sentence_index], field name)`` pairs of :func:`_hotpot_facts`."""
     supporting: list[str] = []
     missing: list[str] = []
-    for k, fact in enumerate(facts):
-        fname = f"supporting_facts[{k}]"
+    for fact, fname in facts:
         if not (isinstance(fact, list) and len(fact) == 2 and isinstance(fact[0], str)
                 and isinstance(fact[1], int) and not isinstance(fact[1], bool)):
             raise SearchDataFormatError(where, "expected [title, sentence_index]", record=rec, field=fname)
@@ -248,17 +310,20 @@ def _answer(record: dict, where: str, rec: str, dataset: str) -> str:
 
 
 def _questions(path: Path, id_key: str, what: str, max_bytes: int | None,
-               build: Callable[[dict, str, str, _Docs], SearchQuestion]) -> tuple[_Docs, list[SearchQuestion]]:
+               build: Callable[[dict, str, str, _Docs], SearchQuestion],
+               id_field: Callable[[dict], str] | None = None) -> tuple[_Docs, list[SearchQuestion]]:
     """``(documents, questions)``: ``build(record, label, where, documents)`` for each record of the file (it adds
-    the record's paragraphs to ``documents``); a question id seen twice is an error naming both records."""
+    the record's paragraphs to ``documents``); a question id seen twice is an error naming both records and the
+    field the id came from (``id_field(record)`` where the layout varies by record, else ``id_key``)."""
     documents: _Docs = {}
     questions: list[SearchQuestion] = []
     seen: dict[str, str] = {}
     for rec, record in _records(path, id_key, what, max_bytes):
         q = build(record, rec, str(path), documents)
         if q.id in seen:
-            raise SearchDataFormatError(str(path), f"duplicate {id_key} {q.id!r} (first at {seen[q.id]})", record=rec,
-                                        field=id_key)
+            field = id_field(record) if id_field else id_key
+            raise SearchDataFormatError(str(path), f"duplicate {field} {q.id!r} (first at {seen[q.id]})", record=rec,
+                                        field=field)
         seen[q.id] = rec
         questions.append(q)
     return documents, questions

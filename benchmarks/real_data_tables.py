@@ -1,0 +1,209 @@
+"""The published numbers the real-data benchmark is compared with, and the markdown tables that put them side by
+side with what `benchmarks/real_data.py` measured (read from `benchmarks/real_data.json`, aggregate numbers only).
+
+Sources and markers as in `docs/papers/*.md`: [paper] = the paper's own text, [secondary] = third-party summaries
+or the reference implementation's logs.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+__all__ = ["PUBLISHED", "cgdp_table", "hassum_table", "hawkes_table", "render"]
+
+#: What the papers (or their secondary sources) report; the benchmark's JSON carries a copy for the notebooks.
+PUBLISHED: dict[str, Any] = {
+    "hassum": {
+        "source": "[secondary] the HASSUM reference implementation's logged runs (docs/papers/hassum.md §4); AUROC "
+                  "of the largest semantic entropy / smallest semantic density seen for a question, for flagging a "
+                  "wrong final answer",
+        "model": "Gemini CEO over DeepSeek-R1 workers (Ollama), N = 5 samples",
+        "auroc": {
+            "strategyqa": {"n": 24, "wrong": 6, "entropy": 0.625, "density": 0.870},
+            "truthfulqa": {"n": 90, "wrong": 51, "entropy": 0.501, "density": 0.634},
+            "gsm8k": {"n": 100, "wrong": 7, "entropy": 0.555, "density": 0.708},
+            "musique": {"n": 97, "wrong": 52, "entropy": 0.434, "density": 0.470},
+            "hotpotqa": {"n": 100, "wrong": 46, "entropy": 0.468, "density": 0.483},
+        },
+    },
+    "cgdp": {
+        "source": "[paper] the abstract; per-condition numbers are not known to us (docs/papers/cgdp.md §4)",
+        "model": "GPT-4o-mini agent, GPT-4o judge; LoCoMo, MuSiQue (n = 500 [secondary]), SWE-QA-Pro",
+        "claim": "up to 39% fewer tokens on stateful harnesses with no loss of task accuracy (exhaustion gate, "
+                 "τ_J = 0.6, τ_U = 0.3, p = 2)",
+        "max_saving": 0.39,
+    },
+    "hawkes": {
+        "source": "[secondary] third-party summaries of the paper's k = 3 table (docs/papers/hawkesllm.md §4)",
+        "model": "Qwen2.5 via Ollama (size not reported), GDELT NASA Artemis II, 3 runs per selector",
+        "k3": {
+            "hawkes": {"mean_S": 0.636, "trend": "increasing", "late_S": 0.682},
+            "recency": {"mean_S": 0.581, "trend": "decreasing", "late_S": 0.541},
+            "random": {"mean_S": 0.621, "trend": "decreasing", "late_S": 0.594},
+        },
+        "drift": {"global": [0.450, 0.019], "local": [0.185, 0.072]},
+    },
+}
+
+#: the data sets in the order the HASSUM table lists them, with their names in the tables
+QA_NAMES = {"strategyqa": "StrategyQA", "truthfulqa": "TruthfulQA", "gsm8k": "GSM8K", "musique": "MuSiQue",
+            "hotpotqa": "HotpotQA"}
+SELECTOR_NAMES = {"hawkes": "HawkesLLM (hawkes)", "recency": "chronological (recency)", "random": "random"}
+
+
+def _f(x: Any, fmt: str = ".3f") -> str:
+    return "—" if x is None or (isinstance(x, float) and not math.isfinite(x)) else format(x, fmt)
+
+
+def _ci(d: dict[str, Any] | None, key: str = "estimate", fmt: str = ".3f") -> str:
+    """``est [low, high]`` from a dict with ``key``, ``low`` and ``high`` (``—`` when missing)."""
+    if not d or d.get(key) is None:
+        return "—"
+    if d.get("low") is None:
+        return _f(d[key], fmt)
+    return f"{_f(d[key], fmt)} [{_f(d['low'], fmt)}, {_f(d['high'], fmt)}]"
+
+
+def _minutes(seconds: float | None) -> str:
+    return "—" if seconds is None else f"{seconds / 60:.1f} min"
+
+
+def _hassum_row(label: str, m: dict[str, Any], g: dict[str, Any], grader: str, first: bool) -> str:
+    """One measured row: ``g`` holds n, wrong, refused, accuracy and the AUROCs under ``grader``."""
+    p = PUBLISHED["hassum"]["auroc"].get(m["dataset"], {})
+    acc = g["accuracy"]
+    return "| " + " | ".join([
+        label, grader, str(m["n_samples"]), f"{g['n']} ({g['wrong']})", str(g["refused"]),
+        f"{acc['estimate']:.1%} [{acc['low']:.1%}, {acc['high']:.1%}]",
+        _ci(g["auroc"]["entropy"]), _ci(g["auroc"]["density"]),
+        f"{p['n']} ({p['wrong']})" if p and first else "",
+        f"{p['entropy']:.3f} / {p['density']:.3f}" if p and first else "",
+        _minutes(m.get("wall_s")) if first else ""]) + " |"
+
+
+def hassum_table(measured: dict[str, Any]) -> str:
+    """One row per measured (data set, samples N, model) and grader, then the published data sets not measured."""
+    pub = PUBLISHED["hassum"]["auroc"]
+    head = ["data set", "grader", "samples N", "n (wrong)", "refused", "accuracy [95% Wilson]", "AUROC SE [95% boot]",
+            "AUROC SD [95% boot]", "published n (wrong)", "published SE / SD", "time"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    several = len({m["model"] for m in measured.values()}) > 1
+    seen = set()
+    for m in sorted(measured.values(), key=lambda m: (list(QA_NAMES).index(m["dataset"]), m["n_samples"],
+                                                      m["model"])):
+        seen.add(m["dataset"])
+        label = QA_NAMES[m["dataset"]] + (" (closed book)" if m.get("closed_book") else "")
+        label += f" · `{m['model']}`" if several else ""
+        lines.append(_hassum_row(label, m, m, m["grader"], True))
+        for grader, g in m.get("regraded", {}).items():
+            lines.append(_hassum_row(f"{label}, same answers", m, g, grader, False))
+    for name, p in pub.items():
+        if name not in seen:
+            lines.append(f"| {QA_NAMES[name]} | | — | not run (no file here) | | | | | {p['n']} ({p['wrong']}) | "
+                         f"{p['entropy']:.3f} / {p['density']:.3f} | |")
+    return "\n".join(lines)
+
+
+def cgdp_table(measured: dict[str, Any]) -> str:
+    """One row per (data set, model, belief) twin pair: the exhaustion gate's savings next to accuracy."""
+    head = ["data set · model · belief", "n", "accuracy without → with", "with − without [95% Newcombe]",
+            "context-token saving [95% boot]", "model-token saving [95% boot]", "equal accuracy?", "time"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for m in measured.values():
+        for s in m["savings"]:
+            d = s["accuracy_difference"]
+            cells = [f"{m['dataset']} · {m['model']} · {s['belief']}", str(s["n"]),
+                     f"{s['accuracy_without']:.0%} → {s['accuracy_with']:.0%}",
+                     f"{100 * d['difference']:+.1f} pts [{100 * d['low']:+.1f}, {100 * d['high']:+.1f}]"]
+            for tok in ("context_tokens", "model_tokens"):
+                t = s[tok]
+                cells.append("—" if t["saving"] is None else
+                             f"{t['saving']:+.0%} [{t['low']:+.0%}, {t['high']:+.0%}] "
+                             f"({t['without']:,.0f} → {t['with']:,.0f})")
+            cells += [_equal(s), _minutes(m.get("wall_s")) if s is m["savings"][0] else ""]
+            lines.append("| " + " | ".join(cells) + " |")
+    p = PUBLISHED["cgdp"]
+    lines.append(f"| published {p['source'][:7]}: {p['model']} | — | — | \"no loss of task accuracy\" | "
+                 f"up to +{p['max_saving']:.0%} (tokens, unspecified kind) | | claimed | |")
+    return "\n".join(lines)
+
+
+def _equal(s: dict[str, Any]) -> str:
+    """Whether the gate kept accuracy: the same questions right, a difference within noise, or a real one."""
+    d = s["accuracy_difference"]
+    if s["accuracy_same"]:
+        return "yes: right on exactly the same questions"
+    if d["low"] <= 0 <= d["high"]:
+        return (f"not shown: within noise ({d['only_with']} right only with, {d['only_without']} only without; "
+                f"McNemar p = {d['p_value']:.2g})")
+    return f"no ({d['only_with']} right only with, {d['only_without']} only without; McNemar p = {d['p_value']:.2g})"
+
+
+def hawkes_table(measured: dict[str, Any]) -> str:
+    """One row per selector of each cascade measurement, the published k = 3 numbers beside it."""
+    pub = PUBLISHED["hawkes"]
+    head = ["data · selector (k = 3)", "runs × steps", "mean S_t [95% t]", "late S_t [95% t]", "trend",
+            "global drift ± sd", "local drift ± sd", "published mean / late / trend"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    several = len({m["model"] for m in measured.values()}) > 1
+    for m in measured.values():
+        data = m["data_label"] + (f" · `{m['model']}`" if several else "")
+        for r in m["rows"]:
+            p = pub["k3"].get(r["selector"])
+            lines.append("| " + " | ".join([
+                f"{data} · {SELECTOR_NAMES.get(r['selector'], r['selector'])}",
+                f"{r['runs']} × {r['steps']}",
+                f"{_f(r['mean_S'])} [{_f(r['mean_S_ci'][0])}, {_f(r['mean_S_ci'][1])}]",
+                f"{_f(r['late_S'])} [{_f(r['late_S_ci'][0])}, {_f(r['late_S_ci'][1])}]",
+                r["trend"], f"{_f(r['global_drift'])} ± {_f(r['global_drift_sd'])}",
+                f"{_f(r['local_drift'])} ± {_f(r['local_drift_sd'])}",
+                f"{p['mean_S']:.3f} / {p['late_S']:.3f} / {p['trend']}" if p else "—"]) + " |")
+    g, loc = pub["drift"]["global"], pub["drift"]["local"]
+    lines.append(f"| published drift (selector not stated) | 3 runs | | | | {g[0]:.3f} ± {g[1]:.3f} | "
+                 f"{loc[0]:.3f} ± {loc[1]:.3f} | |")
+    return "\n".join(lines)
+
+
+def paired_lines(measured: dict[str, Any]) -> list[str]:
+    """The cascade's paired differences to the chronological baseline, one line per selector."""
+    out = []
+    for m in measured.values():
+        for c in sorted(m["paired"], key=lambda c: c["selector"] != "hawkes"):
+            out.append(f"- {m['data_label']}, {c['selector']} − {c['baseline']}: mean S_t "
+                       f"{_ci(c['difference'], 'mean', '+.3f')} ({c['verdict']}); late S_t "
+                       f"{_ci(c['late_difference'], 'mean', '+.3f')} ({c['late_verdict']}); paper: "
+                       f"{_paper_gap(c['selector'], c['baseline'])}")
+    return out
+
+
+def _paper_gap(selector: str, baseline: str) -> str:
+    k3 = PUBLISHED["hawkes"]["k3"]
+    if selector not in k3 or baseline not in k3:
+        return "—"
+    a, b = k3[selector], k3[baseline]
+    return f"{a['mean_S'] - b['mean_S']:+.3f} mean, {a['late_S'] - b['late_S']:+.3f} late (no interval reported)"
+
+
+def _models(measured: dict[str, Any]) -> str:
+    """The models (and grader / embedder) behind a section's measurements, in one line."""
+    models = ", ".join(dict.fromkeys(f"`{m['model']}`" for m in measured.values()))
+    extra = {m.get("grader") and f"grader `{m['grader']}`" for m in measured.values()} | \
+        {m.get("embedder") and f"alignment embedder `{m['embedder']}`" for m in measured.values()}
+    return "Model: " + models + "".join(f"; {e}" for e in sorted(x for x in extra if x)) + "."
+
+
+def render(results: dict[str, Any]) -> str:
+    """The generated block of `benchmarks/real_data.md`: machine, then one table per lab."""
+    lines = [f"Machine: {results.get('machine', '—')}. Last measured {results.get('updated', '—')}.", ""]
+    if results.get("hassum"):
+        lines += ["### HASSUM: first-round semantic entropy (SE) and semantic density (SD) for wrong-answer "
+                  "detection", "", _models(results["hassum"]), "", hassum_table(results["hassum"]), ""]
+    if results.get("cgdp"):
+        lines += ["### CGDP: the exhaustion gate's token saving at equal accuracy", "", _models(results["cgdp"]), "",
+                  cgdp_table(results["cgdp"]), ""]
+    if results.get("hawkes"):
+        lines += ["### HawkesLLM: alignment and drift at k = 3", "", _models(results["hawkes"]), "",
+                  hawkes_table(results["hawkes"]), "",
+                  *paired_lines(results["hawkes"]), ""]
+    return "\n".join(lines).rstrip() + "\n"
