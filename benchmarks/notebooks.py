@@ -4,7 +4,7 @@ On a shared machine the wall time is inflated by the other load; the kernel's CP
 system) is what an idle machine would take, near enough, because the embedded model runs one thread on 2 cores
 (``embedded.default_threads``), so an idle kernel is busy about as long as its cell runs.
 
-Run: ``python benchmarks/notebooks.py notebooks/04_*.ipynb [--fast] [--slow 20]``. Each notebook runs in a fresh kernel
+Run: ``python benchmarks/notebooks.py notebooks/04_*.ipynb [--fast] [--slow 20] [--save DIR]``. Each notebook runs in a fresh kernel
 (the tour's environment, ``uncertainty_lab.tour.kernel_env``) with ``UL_CACHE_DIR`` a new empty folder, so nothing
 is replayed. Prints a markdown table per notebook: every cell over ``--slow`` wall seconds, then the totals.
 """
@@ -40,8 +40,8 @@ def cpu_seconds(pid: int) -> float:
         return float("nan")
 
 
-def run(path: Path, *, fast: bool) -> tuple[list[tuple[int, str, float, float, float]], float, float]:
-    """Execute ``path``; returns (cell index, first line, wall s, CPU s, load average at its end) per code cell,
+def run(path: Path, *, fast: bool, save: Path | None = None) -> tuple[list[tuple[int, str, float, float, float]], float, float]:
+    """Execute ``path`` (written, executed, into the folder ``save`` when given); returns (cell index, first line, wall s, CPU s, load average at its end) per code cell,
     the notebook's total wall seconds (kernel start included) and its cells' CPU seconds."""
     from jupyter_client.manager import AsyncKernelManager
     from nbclient import NotebookClient
@@ -77,6 +77,9 @@ def run(path: Path, *, fast: bool) -> tuple[list[tuple[int, str, float, float, f
         begin = time.perf_counter()
         client.execute(env=env)
         total = time.perf_counter() - begin
+    if save is not None:
+        save.mkdir(parents=True, exist_ok=True)
+        nbformat.write(nb, save / path.name)
     return cells, total, sum(c[3] for c in cells)
 
 
@@ -84,13 +87,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("notebooks", nargs="+", type=Path)
     parser.add_argument("--fast", action="store_true", help="fast mode (UL_FAST=1) instead of full mode")
+    parser.add_argument("--save", type=Path, default=None, help="write each executed notebook into this folder")
     parser.add_argument("--slow", type=float, default=20.0, help="list cells over this many wall seconds")
     args = parser.parse_args()
     print(f"Machine: {machine(load=True)}; {time.strftime('%Y-%m-%d %H:%M')}; "
           f"{'fast' if args.fast else 'full'} mode, empty cache\n")
     for path in args.notebooks:
         load0 = os.getloadavg()[0]
-        cells, wall, cpu = run(path, fast=args.fast)
+        cells, wall, cpu = run(path, fast=args.fast, save=args.save)
         print(f"### {path.name}\n\n| cell | first line | wall (s) | CPU (s) | load |\n|---|---|---|---|---|")
         for index, first, w, c, load in cells:
             if w >= args.slow:
