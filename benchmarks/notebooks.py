@@ -4,7 +4,7 @@ On a shared machine the wall time is inflated by the other load; the kernel's CP
 system) is what an idle machine would take, near enough, because the embedded model runs one thread on 2 cores
 (``embedded.default_threads``), so an idle kernel is busy about as long as its cell runs.
 
-Run: ``python benchmarks/notebooks.py notebooks/04_*.ipynb [--fast] [--slow 20] [--save DIR]``. Each notebook runs in a fresh kernel
+Run: ``python benchmarks/notebooks.py notebooks/04_*.ipynb [--fast] [--slow 20] [--save DIR] [--cache DIR]``. Each notebook runs in a fresh kernel
 (the tour's environment, ``uncertainty_lab.tour.kernel_env``) with ``UL_CACHE_DIR`` a new empty folder, so nothing
 is replayed. Prints a markdown table per notebook: every cell over ``--slow`` wall seconds, then the totals.
 """
@@ -40,8 +40,10 @@ def cpu_seconds(pid: int) -> float:
         return float("nan")
 
 
-def run(path: Path, *, fast: bool, save: Path | None = None) -> tuple[list[tuple[int, str, float, float, float]], float, float]:
-    """Execute ``path`` (written, executed, into the folder ``save`` when given); returns (cell index, first line, wall s, CPU s, load average at its end) per code cell,
+def run(path: Path, *, fast: bool, save: Path | None = None,
+        cache: Path | None = None) -> tuple[list[tuple[int, str, float, float, float]], float, float]:
+    """Execute ``path`` (written, executed, into the folder ``save`` when given) with the completion cache ``cache``
+    (None: a new empty one); returns (cell index, first line, wall s, CPU s, load average at its end) per code cell,
     the notebook's total wall seconds (kernel start included) and its cells' CPU seconds."""
     from jupyter_client.manager import AsyncKernelManager
     from nbclient import NotebookClient
@@ -50,7 +52,7 @@ def run(path: Path, *, fast: bool, save: Path | None = None) -> tuple[list[tuple
     cells: list[tuple[int, str, float, float, float]] = []
     mark: dict[str, float] = {}
     with tempfile.TemporaryDirectory(prefix="ul-nbtime-") as tmp:
-        env = tour.kernel_env(fast=fast, cache_dir=Path(tmp) / "cache")
+        env = tour.kernel_env(fast=fast, cache_dir=cache or Path(tmp) / "cache")
         km = AsyncKernelManager(kernel_name="python3", transport="ipc", ip=str(Path(tmp) / "kernel"))
         client = NotebookClient(nb, km=km, timeout=3600, kernel_name="python3", allow_errors=False,
                                 resources={"metadata": {"path": str(path.parent)}})
@@ -88,13 +90,15 @@ def main() -> None:
     parser.add_argument("notebooks", nargs="+", type=Path)
     parser.add_argument("--fast", action="store_true", help="fast mode (UL_FAST=1) instead of full mode")
     parser.add_argument("--save", type=Path, default=None, help="write each executed notebook into this folder")
+    parser.add_argument("--cache", type=Path, default=None,
+                        help="completion cache folder (default: a new empty one per notebook); run twice for a rerun")
     parser.add_argument("--slow", type=float, default=20.0, help="list cells over this many wall seconds")
     args = parser.parse_args()
     print(f"Machine: {machine(load=True)}; {time.strftime('%Y-%m-%d %H:%M')}; "
-          f"{'fast' if args.fast else 'full'} mode, empty cache\n")
+          f"{'fast' if args.fast else 'full'} mode, {args.cache or 'empty cache'}\n")
     for path in args.notebooks:
         load0 = os.getloadavg()[0]
-        cells, wall, cpu = run(path, fast=args.fast, save=args.save)
+        cells, wall, cpu = run(path, fast=args.fast, save=args.save, cache=args.cache)
         print(f"### {path.name}\n\n| cell | first line | wall (s) | CPU (s) | load |\n|---|---|---|---|---|")
         for index, first, w, c, load in cells:
             if w >= args.slow:
