@@ -255,3 +255,22 @@ def test_progress_bars_follow_tqdm_disable(monkeypatch):
         assert not progress.wanted() and progress.bar(range(2)).disable
     monkeypatch.setenv("TQDM_DISABLE", "0")
     assert progress.wanted()
+
+
+def test_a_full_mode_tour_gives_each_cell_the_full_mode_limit(tmp_path, monkeypatch):
+    """Full-mode cells take minutes (notebook 04's longest: 290 s idle, 2-3 times that on a shared machine), so a
+    full-mode tour allows FULL_CELL_TIMEOUT per cell; fast mode keeps CELL_TIMEOUT; --timeout overrides both."""
+    nb = nbformat.v4.new_notebook()
+    nbformat.write(nb, tmp_path / "a.ipynb")
+    seen = []
+
+    def run_one(path, out, env, timeout=tour.CELL_TIMEOUT):
+        seen.append((env.get("UL_FAST"), timeout))
+        return tour.NotebookReport(path.name, "a", "ok", 0.0, "a.html", None)
+
+    monkeypatch.setattr(tour, "run_one", run_one)
+    monkeypatch.delenv("UL_FAST", raising=False)
+    for args in ([], ["--fast"], ["--timeout", "7"]):
+        tour.main([str(tmp_path), "--out", str(tmp_path / "out"), "--cache-dir", str(tmp_path / "c"), *args])
+    assert seen == [(None, tour.FULL_CELL_TIMEOUT), ("1", tour.CELL_TIMEOUT), (None, 7)]
+    assert tour.FULL_CELL_TIMEOUT > tour.CELL_TIMEOUT
