@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -20,6 +21,7 @@ from uncertainty_lab.tour import CELL_TIMEOUT, execute, kernel_env
 
 NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
 RELATIVE_CACHE = "class-cache"  # as in the README's "Running a class"
+KERNELS_AT_ONCE = 2  # a kernel is one busy core (one llama.cpp thread); two cores run two
 PREFIX_PROBE = "import sys; print('KERNEL_PREFIX=' + sys.prefix)"
 
 
@@ -33,7 +35,7 @@ class NotebookRun:
 
 
 class ClassRecording:
-    """Runs each notebook at most once, on first request, recording into ``root/class-cache``."""
+    """Runs every notebook once, on the first request, recording into ``root/class-cache``."""
 
     def __init__(self, root: Path):
         self.root = root
@@ -49,13 +51,20 @@ class ClassRecording:
         return self.root / RELATIVE_CACHE / FILE_NAME
 
     def run(self, path: Path) -> NotebookRun:
-        """The recorded run of the notebook at ``path`` (run now if it was not yet). A last probe cell (removed
-        again) reports the kernel's ``sys.prefix``, which the notebook tests compare with this venv's."""
-        if path.name not in self.runs:
-            nb = nbformat.read(path, as_version=4)
-            nb.cells.append(nbformat.v4.new_code_cell(PREFIX_PROBE))
-            seconds = execute(nb, cwd=path.parent, env=self.env, timeout=CELL_TIMEOUT, allow_errors=True)
-            probe = nb.cells.pop()
-            text = "".join(o.get("text", "") for o in probe.outputs if o.get("output_type") == "stream")
-            self.runs[path.name] = NotebookRun(nb, seconds, text)
+        """The recorded run of the notebook at ``path``. The first request records every notebook, two kernels at
+        a time (the completion cache and the request log take concurrent writers, as in a class where several
+        people record into one cache). A last probe cell (removed again) reports the kernel's ``sys.prefix``, which
+        the notebook tests compare with this venv's."""
+        if not self.runs:
+            paths = sorted(NOTEBOOKS.glob("*.ipynb"))
+            with ThreadPoolExecutor(KERNELS_AT_ONCE) as pool:
+                self.runs = dict(zip((p.name for p in paths), pool.map(self._record, paths), strict=True))
         return self.runs[path.name]
+
+    def _record(self, path: Path) -> NotebookRun:
+        nb = nbformat.read(path, as_version=4)
+        nb.cells.append(nbformat.v4.new_code_cell(PREFIX_PROBE))
+        seconds = execute(nb, cwd=path.parent, env=self.env, timeout=CELL_TIMEOUT, allow_errors=True)
+        probe = nb.cells.pop()
+        text = "".join(o.get("text", "") for o in probe.outputs if o.get("output_type") == "stream")
+        return NotebookRun(nb, seconds, text)

