@@ -1,14 +1,14 @@
-"""The plugin distributions under ``plugins/``, installed for real: ``pip install -e`` into this environment,
-found in THIS process through entry points after ``registry.refresh()``, used by name in the labs' own
-machinery, their own test suites run, then uninstalled.
+"""The plugin distributions under ``plugins/``, installed for real: ``pip install -e --prefix`` into a
+throwaway prefix that this interpreter counts as one of its own (``site.PREFIXES``), found in THIS process through
+entry points after ``registry.refresh()``, used by name in the labs' own machinery, their own test suites run.
 
 The in-process part is the point: an editable install adds a ``.pth`` file that Python reads only at start-up,
 so without ``refresh()`` applying it (registry ``_apply_new_pth_files``) the new entry points would be listed
 but fail to import — what a student would hit after ``%pip install -e`` in a running kernel.
 
 Needs no network: ``--no-deps --no-build-isolation --no-index`` builds with the setuptools already installed
-here. The two distributions are uninstalled at the end whatever happens (and the registry re-scanned), so no
-other test sees them.
+here. The shared environment is never touched, so no other test (nor a parallel test process) sees the two
+distributions; this process forgets them at the end whatever happens (and the registry is re-scanned).
 """
 
 from __future__ import annotations
@@ -63,30 +63,37 @@ def _forget(packages) -> None:
 
 
 @pytest.fixture(scope="module")
-def installed():
-    """Install both distributions (editable) in this environment; uninstall them afterwards."""
+def installed(tmp_path_factory):
+    """Install both distributions (editable) under a temporary prefix that ``site`` lists as this interpreter's, as
+    a ``pip install -e`` into the running environment would; forget them afterwards."""
+    import site
+    import sysconfig
+
     if importlib.util.find_spec("setuptools") is None:
         pytest.fail("setuptools is not installed here: `pip install setuptools` (the plugins build with it, offline)")
     packages = [pkg for _, pkg in DISTRIBUTIONS.values()]
     before = {pkg: _importable(pkg) for pkg in packages}
-    saved_path, saved_meta_path = list(sys.path), list(sys.meta_path)
+    prefix = tmp_path_factory.mktemp("prefix")
+    saved_path, saved_meta_path, saved_prefixes = list(sys.path), list(sys.meta_path), list(site.PREFIXES)
+    site.PREFIXES.append(str(prefix))
     try:
-        _pip("install", "--no-deps", "--no-build-isolation", "--no-index", "--quiet",
+        _pip("install", "--prefix", str(prefix), "--no-deps", "--no-build-isolation", "--no-index", "--quiet",
              *[arg for folder, _ in DISTRIBUTIONS.values() for arg in ("-e", str(folder))])
-        yield before
-    finally:
-        _pip("uninstall", "--yes", *DISTRIBUTIONS)
+        yield before, sysconfig.get_path("purelib", vars={"base": str(prefix), "platbase": str(prefix)})
+    finally:  # the prefix is no site of ours before the re-scan, or the re-scan would put it back on sys.path
+        site.PREFIXES[:] = saved_prefixes
         _forget(packages)
         sys.path[:], sys.meta_path[:] = saved_path, saved_meta_path
         registry.refresh()
 
 
 def test_refresh_makes_a_pip_install_in_this_process_importable(installed):
-    for pkg, was_importable in installed.items():
+    before, _ = installed
+    for pkg, was_importable in before.items():
         if not was_importable:  # installed after start-up: its .pth file has not been read yet
             assert not _importable(pkg)
     registry.refresh()
-    for pkg in installed:
+    for pkg in before:
         assert _importable(pkg), f"{pkg} is still not importable after registry.refresh()"
 
 
@@ -143,8 +150,10 @@ def test_one_of_each_kind_runs_by_name_in_the_labs(installed, tmp_path):
 @pytest.mark.parametrize("distribution", DISTRIBUTIONS)
 def test_each_distributions_own_tests_pass_against_the_installed_core(installed, distribution):
     folder, _ = DISTRIBUTIONS[distribution]
-    done = subprocess.run([sys.executable, "-m", "pytest", str(folder / "tests"), "-q", "-p", "no:cacheprovider"],
-                          capture_output=True, text=True, timeout=300, cwd=ROOT)
+    _, site_dir = installed  # a fresh interpreter reads the prefix's .pth files as site does at start-up
+    run = (f"import site, sys; site.addsitedir({site_dir!r}); import pytest; "
+           f"sys.exit(pytest.main([{str(folder / 'tests')!r}, '-q', '-p', 'no:cacheprovider']))")
+    done = subprocess.run([sys.executable, "-c", run], capture_output=True, text=True, timeout=300, cwd=ROOT)
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
     assert " passed" in done.stdout and "skipped" not in done.stdout  # the discovery tests ran: plugins installed
 

@@ -140,6 +140,7 @@ def execute(nb: nbformat.NotebookNode, *, cwd: str | os.PathLike, env: dict[str,
     import tempfile
 
     from jupyter_client.manager import AsyncKernelManager
+    from jupyter_core.utils import run_sync
     from nbclient import NotebookClient
 
     with tempfile.TemporaryDirectory(prefix="ul-kernel-") as sockets:
@@ -151,7 +152,11 @@ def execute(nb: nbformat.NotebookNode, *, cwd: str | os.PathLike, env: dict[str,
         )
         client.on_notebook_start = lambda **_: _poll_replies_in_slices(client)
         start = time.perf_counter()
-        client.execute(env=kernel_env() if env is None else env)
+        try:
+            client.execute(env=kernel_env() if env is None else env)
+        finally:  # nbclient stops only kernels it made itself; this one would live (and hold its model) until we exit
+            if run_sync(km.is_alive)():
+                run_sync(km.shutdown_kernel)(now=True)
         return time.perf_counter() - start
 
 
