@@ -1,9 +1,9 @@
 """One class recording per test session: every notebook runs once, in fast mode (``UL_FAST=1``), the way
 ``UL_CACHE_DIR=class-cache make tour`` records a class — a *relative* cache path, meant against the folder the run
 started in (here a stand-in for the repository root, not the notebooks' folder where the kernels run), and every
-language-model request logged to ``UL_REQUEST_LOG``. ``tests/test_notebooks.py`` checks the executed notebooks;
-``tests/test_classroom.py`` exports the recording from that root with the command line and replays it, so each
-notebook runs once for both (the ``class_recording`` fixture in ``conftest.py``)."""
+language-model request logged to ``UL_REQUEST_LOG``. ``tests/test_notebooks.py`` checks the executed notebooks, then
+exports the recording from that root with the command line and replays it, so each notebook runs once for both (its
+``class_recording`` fixture)."""
 
 from __future__ import annotations
 
@@ -21,8 +21,15 @@ from uncertainty_lab.tour import CELL_TIMEOUT, execute, kernel_env
 
 NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
 RELATIVE_CACHE = "class-cache"  # as in the README's "Running a class"
-KERNELS_AT_ONCE = 2  # a kernel is one busy core (one llama.cpp thread); two cores run two
 PREFIX_PROBE = "import sys; print('KERNEL_PREFIX=' + sys.prefix)"
+
+
+def kernels_at_once() -> int:
+    """Kernels to run side by side: a kernel keeps one core busy (one llama.cpp thread), so the cores this process may
+    use, shared among the test processes (pytest-xdist's ``PYTEST_XDIST_WORKER_COUNT``; 1 without xdist)."""
+    workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    return max(1, cores // workers)
 
 
 @dataclass
@@ -51,13 +58,13 @@ class ClassRecording:
         return self.root / RELATIVE_CACHE / FILE_NAME
 
     def run(self, path: Path) -> NotebookRun:
-        """The recorded run of the notebook at ``path``. The first request records every notebook, two kernels at
-        a time (the completion cache and the request log take concurrent writers, as in a class where several
-        people record into one cache). A last probe cell (removed again) reports the kernel's ``sys.prefix``, which
+        """The recorded run of the notebook at ``path``. The first request records every notebook, a kernel per free
+        core (the completion cache and the request log take concurrent writers, as in a class where several people
+        record into one cache). A last probe cell (removed again) reports the kernel's ``sys.prefix``, which
         the notebook tests compare with this venv's."""
         if not self.runs:
             paths = sorted(NOTEBOOKS.glob("*.ipynb"))
-            with ThreadPoolExecutor(KERNELS_AT_ONCE) as pool:
+            with ThreadPoolExecutor(kernels_at_once()) as pool:
                 self.runs = dict(zip((p.name for p in paths), pool.map(self._record, paths), strict=True))
         return self.runs[path.name]
 

@@ -1,10 +1,28 @@
-"""Every test gets its own completion cache, so no test reads or writes the user's cache; the notebooks run once per
-session, into a class recording (``class_recording``) that the notebook and classroom tests share. The fixtures
-several test files use live here; the fakes they share (embedders, backends, judges) in ``fakes.py``."""
+"""Every test gets its own completion cache, so no test reads or writes the user's cache. The fixtures several test
+files use live here; the fakes they share (embedders, backends, judges) in ``fakes.py``. The suite runs a test process
+per core (pytest-xdist, pyproject.toml): the files with the most ``slow`` tests start first."""
 
+import os
 import sys
+from collections import Counter
 
 import pytest
+
+if int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1")) > 1:  # a test process per core: torch and BLAS (and the
+    os.environ.setdefault("OMP_NUM_THREADS", "1")  # notebook kernels, which inherit this) use one thread each
+
+
+def pytest_collection_modifyitems(items):
+    """Files holding more ``slow`` tests go first, the rest keep their order: with ``--dist loadfile`` the longest
+    files then start at once on separate processes rather than one of them running alone at the end."""
+    slow = Counter(item.path for item in items if item.get_closest_marker("slow"))
+    items.sort(key=lambda item: -slow[item.path])
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_auto_num_workers(config):
+    """``-n auto``: the cores this process may run on (xdist would count physical cores, 1 on many 2-vCPU machines)."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
 @pytest.fixture(autouse=True)
@@ -27,14 +45,6 @@ def hide_distribution(monkeypatch):
 
     monkeypatch.setattr(importlib.metadata, "distribution", distribution)
     return hidden.add
-
-
-@pytest.fixture(scope="session")
-def class_recording(tmp_path_factory):
-    """Each notebook run at most once per session, in fast mode, recording a class cache (tests/class_recording.py)."""
-    from class_recording import ClassRecording
-
-    return ClassRecording(tmp_path_factory.mktemp("class_root"))
 
 
 @pytest.fixture

@@ -1,19 +1,16 @@
 """Classroom versions: the nbgrader-style converter on small notebooks, then the real lab notebooks — every lab
-has exercises with checks, and a class replays the instructor's recorded language-model answers offline: the student
-copy of every notebook runs with NotImplementedError at the exercises and nowhere else."""
+has exercises with checks. The replay of a recorded class (every student copy run offline on the instructor's
+answers) is in ``test_notebooks.py``, beside the recording it replays."""
 
 from __future__ import annotations
 
 import os
 import subprocess
-import sys
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from pathlib import Path
 
 import nbformat
 import pytest
-from class_recording import KERNELS_AT_ONCE, RELATIVE_CACHE
+from class_recording import RELATIVE_CACHE
 
 from uncertainty_lab.classroom import (
     ClassroomError,
@@ -25,15 +22,11 @@ from uncertainty_lab.classroom import (
     student_version,
     write_student_versions,
 )
-from uncertainty_lab.llm import CompletionCache
-from uncertainty_lab.llm.cache_file import FILE_NAME
-from uncertainty_lab.llm.request_log import check_recording
 from uncertainty_lab.tour import errors_of, execute, kernel_env
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = ROOT / "notebooks"
 LABS = sorted(p for p in NOTEBOOKS.glob("0[1-5]_*.ipynb"))
-NOTEBOOK_FILES = sorted(NOTEBOOKS.glob("*.ipynb"))
 MIN_EXERCISES = 2  # "a few per lab"
 
 
@@ -208,89 +201,6 @@ def test_every_lab_has_a_few_exercises_each_with_a_check(path):
     assert len(solutions) >= MIN_EXERCISES, f"{path.name} has {len(solutions)} exercises"
     checks = [g for g in graded if g.role == "check"]
     assert all(c.points > 0 for c in checks)
-
-
-def run_student(path: Path, tmp_path: Path, **env_changes) -> nbformat.NotebookNode:
-    nb = student_version(nbformat.read(path, as_version=4), path.name)
-    env = kernel_env(fast=True, cache_dir=tmp_path / "cache", mpl_dir=tmp_path / "mpl")
-    env.update(env_changes)
-    execute(nb, cwd=path.parent, env=env, allow_errors=True)
-    return nb
-
-
-def assert_fails_only_at_exercises(nb: nbformat.NotebookNode, name: str) -> None:
-    """Each check cell raises NotImplementedError from its exercise; no other cell has an error."""
-    checks = {g.index for g in graded_cells(nbformat.read(NOTEBOOKS / name, as_version=4)) if g.role == "check"}
-    failed = {}
-    for i, cell in enumerate(nb.cells):
-        for out in cell.get("outputs", []):
-            if out.get("output_type") == "error":
-                failed[i] = out
-    others = {i: f"{o['ename']}: {o['evalue']}" for i, o in failed.items()
-              if i not in checks or o["ename"] != "NotImplementedError"}
-    assert not others, f"{name}: errors besides NotImplementedError at the checks:\n" + "\n".join(errors_of(nb))
-    assert set(failed) == checks, f"{name}: checks that did not reach the exercise: {sorted(checks - set(failed))}"
-
-
-def printed(nb: nbformat.NotebookNode) -> str:
-    return "".join(o.get("text", "") for c in nb.cells for o in c.get("outputs", []) if o.get("output_type") == "stream")
-
-
-def export_from_the_root(recording, dest: Path) -> subprocess.CompletedProcess:
-    """README step 2's export: ``UL_CACHE_DIR=class-cache uncertainty-lab cache export FILE``, run from the folder the
-    recording was started in (the relative path means the same folder there)."""
-    env = {**os.environ, "UL_CACHE_DIR": RELATIVE_CACHE}
-    return subprocess.run([sys.executable, "-m", "uncertainty_lab.cli", "cache", "export", str(dest)], cwd=recording.root,
-                          env=env, capture_output=True, text=True, timeout=120)
-
-
-@dataclass
-class ClassReplay:
-    """The export from the root (``done``, of ``entries`` recorded) and each notebook's student copy run on it."""
-
-    done: subprocess.CompletedProcess
-    entries: int
-    students: dict[str, nbformat.NotebookNode]
-
-
-@pytest.fixture(scope="module")
-def class_replay(class_recording, tmp_path_factory) -> ClassReplay:
-    """README "Running a class" in fast mode, once for every notebook: the session's recording exported from the root,
-    then each student copy run with ``UL_LLM=replay`` on its own import of it, two kernels at a time."""
-    for path in NOTEBOOK_FILES:
-        class_recording.run(path)
-    root = tmp_path_factory.mktemp("class_replay")
-    exported = root / "class.sqlite"
-    done = export_from_the_root(class_recording, exported)
-    entries = len(CompletionCache(class_recording.cache_path))
-
-    def student(path: Path) -> nbformat.NotebookNode:
-        home = root / path.stem
-        if done.returncode == 0:
-            CompletionCache(home / "cache" / FILE_NAME).import_file(exported)
-        return run_student(path, home, UL_LLM="replay")
-
-    with ThreadPoolExecutor(KERNELS_AT_ONCE) as pool:
-        students = dict(zip((p.name for p in NOTEBOOK_FILES), pool.map(student, NOTEBOOK_FILES), strict=True))
-    return ClassReplay(done, entries, students)
-
-
-@pytest.mark.parametrize("path", NOTEBOOK_FILES, ids=[p.name for p in NOTEBOOK_FILES])
-def test_a_class_replays_the_recording_of_every_notebook(path, class_recording, class_replay):
-    """The instructor's run (the session's recording, shared with test_notebooks) used a relative UL_CACHE_DIR from a
-    root folder while the kernels ran in notebooks/; every request it logged is in that cache; the export from the
-    root holds them; a student imports it and runs the student copy with UL_LLM=replay, a backend that cannot
-    generate: every answer comes from the record, and the only errors are the exercises' NotImplementedError."""
-    recorded = class_recording.run(path)
-    assert not errors_of(recorded.nb), f"the recording of {path.name} failed:\n" + "\n".join(errors_of(recorded.nb))
-    check = check_recording(class_recording.log, CompletionCache(class_recording.cache_path))
-    assert check.ok, check.summary()
-    done = class_replay.done
-    assert done.returncode == 0 and f"exported {class_replay.entries} entries" in done.stdout, done.stdout + done.stderr
-    nb = class_replay.students[path.name]
-    if "uncertainty_lab: using" in printed(recorded.nb):  # the notebook asked get_llm for a model
-        assert "(UL_LLM=replay)" in printed(nb)
-    assert_fails_only_at_exercises(nb, path.name)
 
 
 def test_kernels_and_the_lab_get_the_cache_folder_meant_where_the_command_ran(tmp_path, monkeypatch):

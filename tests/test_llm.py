@@ -35,8 +35,11 @@ def test_same_seed_same_text_and_samples_differ(llm):
     assert all(c.backend == "embedded" and c.model.startswith("SmolLM2-135M-Instruct") for c in a)
 
 
+@pytest.mark.slow
 def test_same_seed_same_text_whatever_ran_before(llm):
-    """With llama.cpp's prompt cache on, 3 of these 10 prompts gave another text after another request."""
+    """With llama.cpp's prompt cache on, 3 of 10 of these prompts gave another 40-token text after another request
+    that shared their beginning. Text and logprobs compared bit for bit show it in 6 tokens, in 8 and 9 of 10 seeds
+    (measured with the cache switched back on), so five seeds miss it with probability below 0.2^5 = 3e-4."""
     import random
 
     from uncertainty_lab.datasets import load_news_cascade
@@ -50,14 +53,16 @@ def test_same_seed_same_text_whatever_ran_before(llm):
                 {"role": "user", "content": f"Earlier coverage:\n{memory}\nWrite the next headline."}]
 
     def draw(messages, seed, tokens):
-        return llm.complete(messages, temperature=0.35, top_p=0.9, seed=seed, max_tokens=tokens, use_cache=False)[0].text
+        (c,) = llm.complete(messages, temperature=0.35, top_p=0.9, seed=seed, max_tokens=tokens, logprobs=True,
+                            use_cache=False)
+        return c.text, c.logprobs
 
-    for seed in range(10):
+    for seed in range(5):
         question = prompt(rng.randint(1, 7))
-        draw(prompt(3), 1, 20)
-        first = draw(question, seed, 40)
-        draw(prompt(5), 2, 20)
-        assert draw(question, seed, 40) == first, seed
+        draw(prompt(1), 1, 1)  # another request sharing the question's beginning
+        first = draw(question, seed, 6)
+        draw(prompt(2), 2, 1)
+        assert draw(question, seed, 6) == first, seed
 
 
 def _long_prompt(m: int, seed: int) -> list[dict[str, str]]:
@@ -74,32 +79,32 @@ def _long_prompt(m: int, seed: int) -> list[dict[str, str]]:
 
 
 def _draw(llm, messages, n, seed=3):
-    return [(c.text, c.logprobs) for c in llm.complete(messages, n=n, temperature=1.0, seed=seed, max_tokens=24,
+    return [(c.text, c.logprobs) for c in llm.complete(messages, n=n, temperature=1.0, seed=seed, max_tokens=10,
                                                         logprobs=True, use_cache=False)]
 
 
+@pytest.mark.slow
 def test_prompt_reuse_keeps_sample_i_a_function_of_request_seed_and_index(llm):
     """Samples after the first reuse the prompt's KV cache. Sample i must come out the same (text and logprobs,
-    bit for bit) whether it is drawn inside a group of n, alone after unrelated requests, or as the first sample
-    generated after earlier ones came from the cache."""
-    long, other = _long_prompt(25, 0), _long_prompt(9, 1)
+    bit for bit) whether it is drawn inside a group of n, alone right after a prompt that shares all but its last
+    lines (llama.cpp would reuse that prefix and change the numerics unless the prompt is loaded first), or in a
+    smaller group drawn later."""
+    long = _long_prompt(25, 0)
+    other = [long[0], {"role": "user", "content": long[1]["content"].rsplit("\n", 3)[0]}]  # its first 23 lines
     group = _draw(llm, long, 4)
     _draw(llm, other, 2)
-    again = _draw(llm, long, 4)
-    assert again == group
-    _draw(llm, other, 1)
     for i in (3, 1):  # sample i generated first, right after another prompt: the prompt is loaded, then reused
-        alone = llm._generate_sample(long, index=i, temperature=1.0, top_p=0.95, max_tokens=24,
+        alone = llm._generate_sample(long, index=i, temperature=1.0, top_p=0.95, max_tokens=10,
                                      seed=sample_seed(3, i), stop=None, logprobs=True)
         assert (alone["text"], alone["logprobs"]) == group[i]
     assert _draw(llm, long, 2) == group[:2]  # and n does not matter
 
 
+@pytest.mark.slow
 def test_prompt_reuse_leaves_sample_0_equal_to_the_sequential_path(cache):
     reuse, sequential = get_llm("embedded", cache=cache), get_llm("embedded", cache=cache, reuse_prompt=False)
     long = _long_prompt(25, 2)
-    a, b = _draw(reuse, long, 3), _draw(sequential, long, 3)
-    assert a[0] == b[0]
+    assert _draw(reuse, long, 3)[0] == _draw(sequential, long, 1)[0]
     short_a, short_b = _draw(reuse, Q, 3), _draw(sequential, Q, 3)
     assert [t for t, _ in short_a] == [t for t, _ in short_b]  # on short prompts the two paths agree
 

@@ -1,23 +1,41 @@
 """Every notebook runs top to bottom from a fresh kernel, offline, in fast mode (UL_FAST=1), with no error output,
-recording a class cache (the session's ``class_recording``, which the classroom tests replay); the start-here
-notebook shows its model and a figure, and the plugin notebook shows its metric registered, in a picker, used in the
-three labs and found again once packaged."""
+recording a class cache (the session's ``class_recording``); the start-here notebook shows its model and a figure, and
+the plugin notebook shows its metric registered, in a picker, used in the three labs and found again once packaged.
+Then a class replays that recording: the instructor's language-model answers exported, imported by each student, and
+the student copy of every notebook run offline with NotImplementedError at the exercises and nowhere else.
+
+Everything that runs a lab notebook is in this one file, so that ``--dist loadfile`` gives the recording and its
+replay to one test process (pyproject.toml's pytest options)."""
 
 from __future__ import annotations
 
 import os
 import re
+import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 
 import nbformat
 import pytest
+from class_recording import RELATIVE_CACHE, ClassRecording, kernels_at_once
 from jupyter_client.kernelspec import KernelSpecManager
 
-from uncertainty_lab.tour import errors_of
+from uncertainty_lab.classroom import graded_cells, student_version
+from uncertainty_lab.llm import CompletionCache
+from uncertainty_lab.llm.cache_file import FILE_NAME
+from uncertainty_lab.llm.request_log import check_recording
+from uncertainty_lab.tour import errors_of, execute, kernel_env
 
 NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
 NOTEBOOK_FILES = sorted(NOTEBOOKS.glob("*.ipynb"))
+
+
+@pytest.fixture(scope="module")
+def class_recording(tmp_path_factory) -> ClassRecording:
+    """Each notebook run at most once, in fast mode, recording a class cache (tests/class_recording.py)."""
+    return ClassRecording(tmp_path_factory.mktemp("class_root"))
 
 
 def run_notebook(path: Path, class_recording) -> tuple[nbformat.NotebookNode, float]:
@@ -56,6 +74,7 @@ def test_python3_kernel_is_this_venv():
 
 
 @pytest.mark.parametrize("path", NOTEBOOK_FILES, ids=[p.name for p in NOTEBOOK_FILES])
+@pytest.mark.slow
 def test_notebook_runs_without_errors(path, class_recording):
     nb, seconds = run_notebook(path, class_recording)
     errors = errors_of(nb)
@@ -107,3 +126,89 @@ def check_build_a_plugin(nb: nbformat.NotebookNode) -> None:
     assert "distribution 'uncertainty-lab-my-metrics', entry point 'ul_my_metrics.metrics:SmoothedMajority'" in text, (
         "the packaged metric was not found through its entry point")
     assert "after clean-up, smoothed_majority comes from: ['<registered>']" in text
+
+
+# --- a class replays the recording --------------------------------------------------------------------------
+
+def run_student(path: Path, tmp_path: Path, **env_changes) -> nbformat.NotebookNode:
+    nb = student_version(nbformat.read(path, as_version=4), path.name)
+    env = kernel_env(fast=True, cache_dir=tmp_path / "cache", mpl_dir=tmp_path / "mpl")
+    env.update(env_changes)
+    execute(nb, cwd=path.parent, env=env, allow_errors=True)
+    return nb
+
+
+def assert_fails_only_at_exercises(nb: nbformat.NotebookNode, name: str) -> None:
+    """Each check cell raises NotImplementedError from its exercise; no other cell has an error."""
+    checks = {g.index for g in graded_cells(nbformat.read(NOTEBOOKS / name, as_version=4)) if g.role == "check"}
+    failed = {}
+    for i, cell in enumerate(nb.cells):
+        for out in cell.get("outputs", []):
+            if out.get("output_type") == "error":
+                failed[i] = out
+    others = {i: f"{o['ename']}: {o['evalue']}" for i, o in failed.items()
+              if i not in checks or o["ename"] != "NotImplementedError"}
+    assert not others, f"{name}: errors besides NotImplementedError at the checks:\n" + "\n".join(errors_of(nb))
+    assert set(failed) == checks, f"{name}: checks that did not reach the exercise: {sorted(checks - set(failed))}"
+
+
+def printed(nb: nbformat.NotebookNode) -> str:
+    return "".join(o.get("text", "") for c in nb.cells for o in c.get("outputs", []) if o.get("output_type") == "stream")
+
+
+def export_from_the_root(recording, dest: Path) -> subprocess.CompletedProcess:
+    """README step 2's export: ``UL_CACHE_DIR=class-cache uncertainty-lab cache export FILE``, run from the folder the
+    recording was started in (the relative path means the same folder there)."""
+    env = {**os.environ, "UL_CACHE_DIR": RELATIVE_CACHE}
+    return subprocess.run([sys.executable, "-m", "uncertainty_lab.cli", "cache", "export", str(dest)], cwd=recording.root,
+                          env=env, capture_output=True, text=True, timeout=120)
+
+
+@dataclass
+class ClassReplay:
+    """The export from the root (``done``, of ``entries`` recorded) and each notebook's student copy run on it."""
+
+    done: subprocess.CompletedProcess
+    entries: int
+    students: dict[str, nbformat.NotebookNode]
+
+
+@pytest.fixture(scope="module")
+def class_replay(class_recording, tmp_path_factory) -> ClassReplay:
+    """README "Running a class" in fast mode, once for every notebook: the session's recording exported from the root,
+    then each student copy run with ``UL_LLM=replay`` on its own import of it, a kernel per free core."""
+    for path in NOTEBOOK_FILES:
+        class_recording.run(path)
+    root = tmp_path_factory.mktemp("class_replay")
+    exported = root / "class.sqlite"
+    done = export_from_the_root(class_recording, exported)
+    entries = len(CompletionCache(class_recording.cache_path))
+
+    def student(path: Path) -> nbformat.NotebookNode:
+        home = root / path.stem
+        if done.returncode == 0:
+            CompletionCache(home / "cache" / FILE_NAME).import_file(exported)
+        return run_student(path, home, UL_LLM="replay")
+
+    with ThreadPoolExecutor(kernels_at_once()) as pool:
+        students = dict(zip((p.name for p in NOTEBOOK_FILES), pool.map(student, NOTEBOOK_FILES), strict=True))
+    return ClassReplay(done, entries, students)
+
+
+@pytest.mark.parametrize("path", NOTEBOOK_FILES, ids=[p.name for p in NOTEBOOK_FILES])
+@pytest.mark.slow
+def test_a_class_replays_the_recording_of_every_notebook(path, class_recording, class_replay):
+    """The instructor's run (this module's recording, shared with the notebook tests above) used a relative
+    UL_CACHE_DIR from a root folder while the kernels ran in notebooks/; every request it logged is in that cache; the
+    export from the root holds them; a student imports it and runs the student copy with UL_LLM=replay, a backend that cannot
+    generate: every answer comes from the record, and the only errors are the exercises' NotImplementedError."""
+    recorded = class_recording.run(path)
+    assert not errors_of(recorded.nb), f"the recording of {path.name} failed:\n" + "\n".join(errors_of(recorded.nb))
+    check = check_recording(class_recording.log, CompletionCache(class_recording.cache_path))
+    assert check.ok, check.summary()
+    done = class_replay.done
+    assert done.returncode == 0 and f"exported {class_replay.entries} entries" in done.stdout, done.stdout + done.stderr
+    nb = class_replay.students[path.name]
+    if "uncertainty_lab: using" in printed(recorded.nb):  # the notebook asked get_llm for a model
+        assert "(UL_LLM=replay)" in printed(nb)
+    assert_fails_only_at_exercises(nb, path.name)

@@ -74,7 +74,7 @@ def test_the_papers_section_cites_each_paper_as_our_notes_do(note):
 
 def test_the_class_recording_commands_are_the_ones_the_tests_replay():
     """README "Running a class" step 2 records and exports with a relative UL_CACHE_DIR from the repository root,
-    the way tests/class_recording.py records and tests/test_classroom.py exports before replaying."""
+    the way tests/class_recording.py records and tests/test_notebooks.py exports before replaying."""
     from class_recording import RELATIVE_CACHE
 
     steps = section("Running a class")

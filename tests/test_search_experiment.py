@@ -277,6 +277,7 @@ def test_cli_search_run_writes_its_files(tmp_path, capsys):
 # --- the real embedded model --------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_llm_policy_with_the_embedded_model(tmp_path):
     result = run_experiment({
         "llm": "embedded", "llm_params": {"n_threads": 1}, "policies": ["llm"], "beliefs": ["implicit", "predicate"],
