@@ -285,7 +285,6 @@ def save_full_page(driver, path: Path) -> None:
     time.sleep(0.5)
 
 
-@pytest.mark.slow
 def test_start_here_runs_in_a_real_browser(lab, browser):
     from selenium.webdriver.common.action_chains import ActionChains
     from selenium.webdriver.common.by import By

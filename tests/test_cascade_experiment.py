@@ -56,7 +56,6 @@ def tiny(tmp_path_factory, llm, setup):
 # --- the tiny real run --------------------------------------------------------------------------------------
 
 
-@pytest.mark.slow
 def test_tiny_run_produces_the_table(tiny):
     rows = tiny.rows()
     assert [(r["selector"], r["k"]) for r in rows] == [("hawkes", 3), ("recency", 3)]

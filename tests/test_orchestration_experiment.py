@@ -38,7 +38,6 @@ def _share_completions(shared_cache, monkeypatch):
     monkeypatch.setenv("UL_CACHE_DIR", str(shared_cache))
 
 
-@pytest.mark.slow
 def test_four_policies_on_six_questions_with_the_embedded_model(tmp_path):
     result = run_experiment({"ids": IDS, "out_dir": str(tmp_path / "exp"), **FAST})
     assert result.policies == ["none", "entropy_only", "density_only", "both"]

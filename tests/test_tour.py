@@ -31,7 +31,6 @@ def toured(tmp_path_factory):
     return code, out
 
 
-@pytest.mark.slow
 def test_tour_writes_a_report_per_notebook_and_an_index(toured):
     code, out = toured
     summary = json.loads((out / "summary.json").read_text())
