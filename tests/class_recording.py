@@ -1,4 +1,4 @@
-"""One class recording per test session: every notebook runs once, in fast mode (``UL_FAST=1``), the way
+"""One class recording per test run: every notebook runs once, in fast mode (``UL_FAST=1``), the way
 ``UL_CACHE_DIR=class-cache make tour`` records a class — a *relative* cache path, meant against the folder the run
 started in (here a stand-in for the repository root, not the notebooks' folder where the kernels run), and every
 language-model request logged to ``UL_REQUEST_LOG``. ``tests/test_notebooks.py`` checks the executed notebooks, then

@@ -1,5 +1,5 @@
 """Every notebook runs top to bottom from a fresh kernel, offline, in fast mode (UL_FAST=1), with no error output,
-recording a class cache (the session's ``class_recording``); the start-here notebook shows its model and a figure, and
+recording a class cache (the module's ``class_recording``); the start-here notebook shows its model and a figure, and
 the plugin notebook shows its metric registered, in a picker, used in the three labs and found again once packaged.
 Then a class replays that recording: the instructor's language-model answers exported, imported by each student, and
 the student copy of every notebook run offline with NotImplementedError at the exercises and nowhere else.
@@ -19,7 +19,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from class_recording import RELATIVE_CACHE, ClassRecording, kernels_at_once
+from class_recording import NOTEBOOKS, RELATIVE_CACHE, ClassRecording, kernels_at_once
 from jupyter_client.kernelspec import KernelSpecManager
 
 from uncertainty_lab.classroom import graded_cells, student_version
@@ -28,7 +28,6 @@ from uncertainty_lab.llm.cache_file import FILE_NAME
 from uncertainty_lab.llm.request_log import check_recording
 from uncertainty_lab.tour import errors_of, execute, kernel_env
 
-NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
 NOTEBOOK_FILES = sorted(NOTEBOOKS.glob("*.ipynb"))
 
 
@@ -175,10 +174,9 @@ class ClassReplay:
 
 @pytest.fixture(scope="module")
 def class_replay(class_recording, tmp_path_factory) -> ClassReplay:
-    """README "Running a class" in fast mode, once for every notebook: the session's recording exported from the root,
+    """README "Running a class" in fast mode, once for every notebook: the module's recording exported from the root,
     then each student copy run with ``UL_LLM=replay`` on its own import of it, a kernel per free core."""
-    for path in NOTEBOOK_FILES:
-        class_recording.run(path)
+    class_recording.run(NOTEBOOK_FILES[0])  # the first request records every notebook
     root = tmp_path_factory.mktemp("class_replay")
     exported = root / "class.sqlite"
     done = export_from_the_root(class_recording, exported)
@@ -200,8 +198,9 @@ def class_replay(class_recording, tmp_path_factory) -> ClassReplay:
 def test_a_class_replays_the_recording_of_every_notebook(path, class_recording, class_replay):
     """The instructor's run (this module's recording, shared with the notebook tests above) used a relative
     UL_CACHE_DIR from a root folder while the kernels ran in notebooks/; every request it logged is in that cache; the
-    export from the root holds them; a student imports it and runs the student copy with UL_LLM=replay, a backend that cannot
-    generate: every answer comes from the record, and the only errors are the exercises' NotImplementedError."""
+    export from the root holds them; a student imports it and runs the student copy with UL_LLM=replay, a backend
+    that cannot generate: every answer comes from the record, and the only errors are the exercises'
+    NotImplementedError."""
     recorded = class_recording.run(path)
     assert not errors_of(recorded.nb), f"the recording of {path.name} failed:\n" + "\n".join(errors_of(recorded.nb))
     check = check_recording(class_recording.log, CompletionCache(class_recording.cache_path))
