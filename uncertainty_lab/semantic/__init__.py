@@ -7,6 +7,7 @@ judgements into meaning classes. Metrics and judges are registry plugins (``metr
 ``equivalence_judges``): ``registry.create("metrics", "semantic_entropy", judge="embedding")``.
 """
 
+from . import judges
 from .clustering import (
     Clustering,
     ClusteringComparison,
@@ -29,22 +30,7 @@ from .entropy import (
     reachable_entropies,
 )
 from .graph import Degree, Eccentricity, EigValLaplacian
-from .judges import (
-    LABELS,
-    RELATIONS,
-    EmbeddingJudge,
-    EquivalenceJudge,
-    ExactJudge,
-    JudgeCapabilityError,
-    Judgement,
-    LLMEntailmentJudge,
-    NLICrossEncoderJudge,
-    Verdict,
-    clear_judgement_cache,
-    parse_nli_label,
-    relation_holds,
-    resolve_judge,
-)
+from .judges import *  # noqa: F403  (its __all__ is added to ours below: the judge names are listed once)
 from .lexical import LexicalSimilarity, rouge_l
 from .metrics import Metric, MetricResult, score_all
 from .samples import SampleSet, as_sample_set, sample_answers
@@ -52,33 +38,22 @@ from .text import normalise_answer
 from .verbalized import VerbalizedConfidence, parse_confidence
 
 __all__ = [
-    "LABELS",
-    "RELATIONS",
     "Clustering",
     "ClusteringComparison",
     "Degree",
     "DiscreteSemanticEntropy",
     "Eccentricity",
     "EigValLaplacian",
-    "EmbeddingJudge",
-    "EquivalenceJudge",
-    "ExactJudge",
-    "JudgeCapabilityError",
-    "Judgement",
-    "LLMEntailmentJudge",
     "LexicalSimilarity",
     "Metric",
     "MetricResult",
-    "NLICrossEncoderJudge",
     "NumSemanticSets",
     "PredictiveEntropy",
     "SampleSet",
     "SemanticDensity",
     "SemanticEntropy",
-    "Verdict",
     "VerbalizedConfidence",
     "as_sample_set",
-    "clear_judgement_cache",
     "cluster",
     "compare_clusterings",
     "entropy_of_partition",
@@ -88,15 +63,13 @@ __all__ = [
     "nli_distance",
     "normalise_answer",
     "parse_confidence",
-    "parse_nli_label",
     "partitions",
     "partitions_above",
     "reachable_entropies",
-    "relation_holds",
-    "resolve_judge",
     "rouge_l",
     "sample_answers",
     "score_all",
     "similarity_matrix",
     "transitive_clusters",
 ]
+__all__ += judges.__all__
