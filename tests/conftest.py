@@ -62,6 +62,18 @@ def plugin_path(tmp_path, monkeypatch):
     registry.refresh()
 
 
+@pytest.fixture
+def temp_dir(tmp_path, monkeypatch):
+    """A temporary folder of this test's own, for this process and the worker processes it starts."""
+    import tempfile
+
+    folder = tmp_path / "tmp"
+    folder.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(folder))
+    monkeypatch.setenv("TMPDIR", str(folder))
+    return folder
+
+
 @pytest.fixture(scope="module")
 def env():
     """The search lab's environment over the shipped corpus."""

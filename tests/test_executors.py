@@ -111,7 +111,7 @@ def test_stages_and_atomic_writes(tmp_path):
 # --- processes ------------------------------------------------------------------------------------------
 
 
-def test_ctrl_c_under_processes_keeps_the_finished_units_and_a_serial_rerun_finishes(tmp_path):
+def test_ctrl_c_under_processes_keeps_the_finished_units_and_a_serial_rerun_finishes(tmp_path, temp_dir):
     def stop_after_four(done, total, label, seconds):
         if done == 4:
             raise KeyboardInterrupt
@@ -120,6 +120,7 @@ def test_ctrl_c_under_processes_keeps_the_finished_units_and_a_serial_rerun_fini
         run_search({**SEARCH, "out_dir": str(tmp_path / "run"), "executor": "processes", "workers": 2},
                    log=stop_after_four)
     assert len(journals(tmp_path / "run")) == 4  # the finished units, each written whole; the rest stopped at once
+    assert list(temp_dir.iterdir()) == []  # the stopped workers' temporary files too
     finished = run_search({**SEARCH, "out_dir": str(tmp_path / "run")})
     whole = run_search({**SEARCH, "out_dir": str(tmp_path / "whole")})
     assert journals(tmp_path / "run") == journals(tmp_path / "whole") and result_dict(finished) == result_dict(whole)
@@ -137,12 +138,13 @@ def test_processes_give_the_serial_cascade(tmp_path, monkeypatch):
     assert pooled.table() == serial.table() and result_dict(pooled) == result_dict(serial)
 
 
-def test_a_worker_that_dies_mid_run_loses_and_duplicates_nothing_and_the_cache_stays_here(tmp_path):
+def test_a_worker_that_dies_mid_run_loses_and_duplicates_nothing_and_the_cache_stays_here(tmp_path, temp_dir):
     config = {**ORCH, "questions_per_unit": 1}
     marker = tmp_path / "killed"
     pooled = run_orchestration({**config, "llm": KillOnce(marker=str(marker)), "executor": "processes", "workers": 2,
                                 "out_dir": str(tmp_path / "pooled")})
     assert marker.is_file()  # a worker died on its first model call
+    assert list(temp_dir.iterdir()) == []  # and left no temporary files
     # the workers' answers were cached by this process: a serial run of the same config asks the model nothing
     serial = run_orchestration({**config, "llm": Refusing(), "out_dir": str(tmp_path / "serial")})
     assert result_dict(pooled) == result_dict(serial)

@@ -20,12 +20,14 @@ from uncertainty_lab.search.experiment import run_experiment as run_search
 distributed = pytest.importorskip("distributed")
 
 @pytest.fixture(scope="module")
-def scheduler():
-    """The address of a LocalCluster of two single-threaded worker processes."""
+def scheduler(tmp_path_factory):
+    """The address of a LocalCluster of two single-threaded worker processes (their files in a folder of its own)."""
     import logging
 
+    folder = str(tmp_path_factory.mktemp("cluster"))
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
-                                  silence_logs=logging.CRITICAL) as cluster:
+                                  silence_logs=logging.CRITICAL, local_directory=folder,
+                                  env={"TMPDIR": folder}, scheduler_kwargs={"local_directory": folder}) as cluster:
         yield cluster.scheduler_address
 
 
@@ -55,6 +57,17 @@ def test_orchestration_on_the_cluster_survives_a_killed_worker(tmp_path, schedul
     files = stable_journals(tmp_path / "dask")
     assert files == stable_journals(tmp_path / "serial") and len(files) == 4  # 2 policies x 2 chunks
     assert sorted(len([r for r in lines if r["type"] == "question"]) for lines in files.values()) == [1, 1, 2, 2]
+
+
+# the module's cluster holds the port every dask scheduler starts its HTTP server on (dashboard or not)
+@pytest.mark.filterwarnings("ignore:Port 8787 is already in use")
+def test_a_cluster_started_for_the_run_is_closed_and_leaves_no_files(tmp_path, temp_dir):
+    marker = tmp_path / "killed"
+    clustered = run_orchestration({**ORCH, "llm": KillOnce(marker=str(marker)), "out_dir": str(tmp_path / "dask"),
+                                   "executor": "dask", "workers": 2})
+    assert marker.is_file() and list(temp_dir.iterdir()) == []  # a worker was killed; its files went with the run's
+    serial = run_orchestration({**ORCH, "llm": EchoLLM(), "out_dir": str(tmp_path / "serial")})
+    assert result_dict(clustered) == result_dict(serial)
 
 
 def test_a_half_finished_serial_sweep_is_finished_on_the_cluster(tmp_path, scheduler):

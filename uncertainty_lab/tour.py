@@ -154,9 +154,10 @@ def execute(nb: nbformat.NotebookNode, *, cwd: str | os.PathLike, env: dict[str,
         start = time.perf_counter()
         try:
             client.execute(env=kernel_env() if env is None else env)
-        finally:  # nbclient stops only kernels it made itself; this one would live (and hold its model) until we exit
+        finally:  # nbclient stops only kernels it made itself; this one would live (and hold its model) until we exit.
+            # Asked to stop, not killed: what the notebook registered to clean up at exit runs (a temporary folder)
             if run_sync(km.is_alive)():
-                run_sync(km.shutdown_kernel)(now=True)
+                run_sync(km.shutdown_kernel)(now=False)
         return time.perf_counter() - start
 
 

@@ -6,12 +6,16 @@ package installed).
 The main process's cache snapshot is sent to the workers once (``scatter``, broadcast). A task whose worker dies
 is rescheduled by the scheduler on another worker (up to ``distributed.scheduler.allowed-failures`` times, 3 by
 default, then ``KilledWorker``); a task that raises is not retried, since a lab's error repeats wherever it runs.
+A LocalCluster's workers keep their scratch and temporary files in one folder the main process makes and removes,
+so a worker that was killed leaves nothing behind (a running cluster's workers keep theirs where it says).
 """
 
 from __future__ import annotations
 
 import logging
 import os
+import shutil
+import tempfile
 import uuid
 from collections.abc import Iterator, Sequence
 from typing import Any
@@ -41,6 +45,7 @@ class DaskExecutor:
         self.scheduler = scheduler
         self.cluster: Any = None
         self.client: Any = None
+        self._scratch: str | None = None
 
     def __enter__(self) -> DaskExecutor:
         distributed = _distributed()
@@ -52,8 +57,11 @@ class DaskExecutor:
                                  "scheduler` (and workers with `dask worker <address>`), or drop scheduler to run on "
                                  "a LocalCluster") from None
         else:
+            self._scratch = tempfile.mkdtemp(prefix="ul-dask-")
             self.cluster = distributed.LocalCluster(n_workers=self.workers, threads_per_worker=1, processes=True,
-                                                    dashboard_address=None, silence_logs=logging.CRITICAL)
+                                                    dashboard_address=None, silence_logs=logging.CRITICAL,
+                                                    local_directory=self._scratch, env={"TMPDIR": self._scratch},
+                                                    scheduler_kwargs={"local_directory": self._scratch})
             self.client = distributed.Client(self.cluster)
         return self
 
@@ -62,7 +70,9 @@ class DaskExecutor:
             self.client.close()
         if self.cluster is not None:
             self.cluster.close()
-        self.client = self.cluster = None
+        if self._scratch is not None:
+            shutil.rmtree(self._scratch, ignore_errors=True)
+        self.client = self.cluster = self._scratch = None
 
     def describe(self) -> str:
         if self.scheduler:
