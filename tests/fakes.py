@@ -1,18 +1,24 @@
 """The stand-ins the tests share, in one place: embedders with hand-made vectors, language-model backends with
-canned or scripted replies, equivalence judges with hand-made outcomes, and a finished search episode. A test
+canned or scripted replies, equivalence judges with hand-made outcomes, a finished search episode, and the
+executor tests' backends (picklable, so a config carries them to worker processes, which import this module by
+name: ``EchoLLM`` answers a hash of the request, ``KillOnce`` kills its process on its first generation,
+``Refusing`` shares ``EchoLLM``'s cache keys but never generates). A test
 imports the fake it needs from here (``from fakes import OneHotEmbedder``) instead of writing its own; a fake
 that only one test needs (a spy, a backend that is down) stays in that test."""
 
 from __future__ import annotations
 
 import hashlib
+import json
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
 
-from uncertainty_lab.llm import Completion, sample_seed
+from uncertainty_lab.llm import Completion, LLMBackend, LLMError, sample_seed
 from uncertainty_lab.orchestration.scripted import ScriptedLLM as RoleScriptedLLM
 from uncertainty_lab.semantic.judges import LABELS, EquivalenceJudge, Judgement, NLIJudge, Verdict
 
@@ -277,3 +283,54 @@ class FakeEpisode:
 
         return EpisodeScore(self.qid, "x", True, float(self.correct), float(self.correct), 1.0, False, 0, False,
                             self.reason, self.gate, 3, self.cost, 10, 0.0, 0.0)
+
+
+# --- backends for the executor tests ----------------------------------------------------------------------
+
+WORDS = ("Canberra", "Sydney", "Paris", "Lyon", "Oslo", "yes", "no", "1969", "Drasir", "unknown")
+
+
+def echo_text(messages, seed: int) -> str:
+    """A short answer chosen by a hash of the request: deterministic, varied."""
+    digest = hashlib.sha256(json.dumps([messages, seed], sort_keys=True).encode()).digest()
+    return f"Answer: {WORDS[digest[0] % len(WORDS)]} {WORDS[digest[1] % len(WORDS)]}"
+
+
+@dataclass
+class EchoLLM(LLMBackend):
+    """Answers ``echo_text(messages, seed)``; cached like every backend."""
+
+    name: ClassVar[str] = "echo"
+    generated: ClassVar[int] = 0
+
+    def model_id(self) -> str:
+        return "echo-1"
+
+    def _generate(self, messages, *, temperature, top_p, max_tokens, seed, stop, logprobs):
+        type(self).bump()
+        return {"text": echo_text(messages, seed), "finish_reason": "stop", "logprobs": None}
+
+    @classmethod
+    def bump(cls) -> None:
+        EchoLLM.generated += 1
+
+
+@dataclass
+class KillOnce(EchoLLM):
+    """:class:`EchoLLM` whose first generation (in any process) creates ``marker`` and kills its process."""
+
+    marker: str = ""
+
+    def _generate(self, messages, **kwargs):
+        if self.marker and not os.path.exists(self.marker):
+            Path(self.marker).write_text(str(os.getpid()))
+            os._exit(3)
+        return super()._generate(messages, **kwargs)
+
+
+@dataclass
+class Refusing(EchoLLM):
+    """:class:`EchoLLM`'s identity, but every generation is an error."""
+
+    def _generate(self, messages, **kwargs):
+        raise LLMError("Refusing was asked to generate: the answer was not cached")

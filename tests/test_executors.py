@@ -8,8 +8,7 @@ import json
 from pathlib import Path
 
 import pytest
-from test_cascade_data import HashEmbedder
-from test_executors_fakes import EchoLLM, KillOnce, Refusing
+from fakes import EchoLLM, HashEmbedder, KillOnce, Refusing
 
 from uncertainty_lab.cascade.experiment import run_experiment as run_cascade
 from uncertainty_lab.executors.remote import stages, write_atomic
@@ -167,3 +166,13 @@ def test_chunking_changes_no_answer_and_an_old_layout_is_refused_with_the_way_ou
     assert result_dict(one) == result_dict(chunked) | {"runs": result_dict(one)["runs"]}
     with pytest.raises(OrchestrationResumeError, match="questions_per_unit = 0 to resume it"):
         run_orchestration({**ORCH, "llm": EchoLLM(), "out_dir": str(tmp_path / "one")})
+
+
+def test_the_echo_backend_is_deterministic_and_refusing_shares_its_cache_keys():
+    from uncertainty_lab.llm import identity
+
+    echo = EchoLLM()
+    first = echo.complete("Capital of Australia?", n=2, seed=3)
+    assert [c.text for c in first] == [c.text for c in EchoLLM().complete("Capital of Australia?", n=2, seed=3)]
+    assert identity(Refusing()) == identity(echo) == identity(KillOnce(marker="x"))
+    assert [c.text for c in Refusing().complete("Capital of Australia?", n=2, seed=3)] == [c.text for c in first]

@@ -7,9 +7,8 @@ from __future__ import annotations
 
 import pytest
 from fake_ollama import FakeOllama
-from test_cascade_data import HashEmbedder
+from fakes import EchoLLM, HashEmbedder, KillOnce
 from test_executors import CASCADE, ORCH, SEARCH, journals, result_dict, stable_journals
-from test_executors_fakes import EchoLLM, KillOnce
 from test_executors_pool import MODEL, reply, two_servers
 from test_executors_pool import SEARCH as POOLED
 

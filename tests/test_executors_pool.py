@@ -13,8 +13,8 @@ from contextlib import contextmanager
 
 import pytest
 from fake_ollama import FakeOllama
+from fakes import echo_text
 from test_executors import ORCH, journals, result_dict, stable_journals
-from test_executors_fakes import echo_text
 
 from uncertainty_lab.llm import LLMUnavailableError
 from uncertainty_lab.llm.ollama_backend import default_host, parse_hosts
