@@ -7,7 +7,8 @@ The main process's cache snapshot is sent to the workers once (``scatter``, broa
 is rescheduled by the scheduler on another worker (up to ``distributed.scheduler.allowed-failures`` times, 3 by
 default, then ``KilledWorker``); a task that raises is not retried, since a lab's error repeats wherever it runs.
 A LocalCluster's workers keep their scratch and temporary files in one folder the main process makes and removes,
-so a worker that was killed leaves nothing behind (a running cluster's workers keep theirs where it says).
+so a worker that was killed leaves nothing behind (the workers of a cluster at ``scheduler`` keep theirs where that
+cluster puts them).
 """
 
 from __future__ import annotations
