@@ -286,3 +286,15 @@ def test_get_llm_spec_errors():
         get_llm("")
     with pytest.raises(registry.ParameterError, match="'n_ctx' must be >= 256"):
         get_llm("embedded", n_ctx=10)
+
+
+def test_a_setting_holding_a_spec_or_a_backend_gives_a_backend(cache):
+    from uncertainty_lab.llm import as_backend
+
+    backend = get_llm("replay", cache=cache)
+    assert as_backend(backend) is backend  # an instance as it is
+    assert as_backend("replay").name == "replay"  # a spec made by get_llm
+    with pytest.raises(ValueError, match=r"^rephraser must be a language-model backend .* got int 42; it rewrites"):
+        as_backend(42, what="rephraser", error=ValueError, why="; it rewrites")
+    with pytest.raises(TypeError, match="llm must be a language-model backend"):
+        as_backend(None)

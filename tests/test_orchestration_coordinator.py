@@ -144,7 +144,7 @@ def test_a_worker_never_returns_an_empty_answer_silently():
 def test_worker_settings_are_checked():
     with pytest.raises(ValueError, match="temperature must be in"):
         Worker("w", "embedded", temperature=0.0)
-    with pytest.raises(TypeError, match="backend must be a spec string"):
+    with pytest.raises(TypeError, match="backend must be a language-model backend"):
         Worker("w", object())
     with pytest.raises(ValueError, match="model is only for a backend given by name"):
         Worker("w", ScriptedLLM(script=script), model="x")

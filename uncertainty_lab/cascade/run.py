@@ -26,6 +26,7 @@ from .. import registry
 from ..contracts.memory import CascadeError, Event, History, NodeSpec, as_node_specs, check_memory
 from ..jsonsafe import canonical
 from ..llm.base import identity
+from ..llm.select import as_backend
 from ..parameters import settings
 from ..progress import bar as progress_bar
 from ..seeds import derive_rng, derive_seed
@@ -164,16 +165,6 @@ def _resolve_metric(metric: Any) -> Any:
     return _plugin("metrics", metric, "metric")
 
 
-def _resolve_llm(llm: Any) -> Any:
-    if isinstance(llm, str):
-        from ..llm import get_llm
-
-        llm = get_llm(llm)
-    if not callable(getattr(llm, "complete", None)):
-        raise CascadeError(f"llm must be a language-model backend (get_llm(...)) or a spec string, got {llm!r}")
-    return llm
-
-
 def run_config(seed_event: Event, hawkes_model: Any, specs: Sequence[NodeSpec], selector: Any, llm: Any, k: int,
                seed: int, decoding: Decoding, horizon: float | None) -> dict[str, Any]:
     """What a run file's header records as the run's configuration (JSON values); a resumed run must match it."""
@@ -245,7 +236,7 @@ def simulate_cascade(
                         postprocess).checked()
     horizon = _check_horizon(horizon, seed_event)
     selector = _plugin("memory_selectors", selector, "selector")
-    llm = _resolve_llm(llm)
+    llm = as_backend(llm, error=CascadeError, quiet=False)
     config = run_config(seed_event, hawkes_model, specs, selector, llm, k, seed, decoding, horizon)
     cascade = _Cascade(hawkes_model, selector, llm, k, seed, specs, decoding, horizon)
     return _run(cascade, CascadeRun(config=config, seed_event=seed_event, node_specs=specs), steps,

@@ -14,7 +14,7 @@ from .base import (
     sample_seed,
 )
 from .cache import CacheError, CacheWarning, CompletionCache, cache_dir, default_cache
-from .select import get_llm, ready_backend
+from .select import as_backend, get_llm, ready_backend
 
 __all__ = [
     "CacheError",
@@ -26,6 +26,7 @@ __all__ = [
     "LLMError",
     "LLMUnavailableError",
     "TokenLogprob",
+    "as_backend",
     "cache_dir",
     "default_cache",
     "get_llm",

@@ -1,5 +1,6 @@
 """``get_llm``: one call that turns a spec string into a ready backend, and says what it picked;
-``ready_backend``: the same for a setting that may hold a spec or a backend instance."""
+``as_backend``: the same for a setting that may hold a spec or a backend instance (every place that takes either
+uses it); ``ready_backend``: ``as_backend``, with an Ollama server checked before a run starts."""
 
 from __future__ import annotations
 
@@ -70,16 +71,25 @@ def _auto(**params) -> tuple[LLMBackend, str]:
     return registry.create("llm_backends", "embedded", **params), f"fallback: {reason}"
 
 
+def as_backend(spec: Any, *, what: str = "llm", error: type[Exception] = TypeError, quiet: bool = True,
+               why: str = "") -> Any:
+    """The backend a setting names: a :func:`get_llm` spec string (made here) or a backend instance (anything with
+    ``complete``, returned as it is). Anything else is an ``error`` naming ``what`` (``why`` says what it is for)."""
+    if isinstance(spec, str):
+        return get_llm(spec, quiet=quiet)
+    if not callable(getattr(spec, "complete", None)):
+        raise error(f"{what} must be a language-model backend (with .complete) or a get_llm spec string such as "
+                    f"'embedded', 'auto' or 'ollama:<model>', got {type(spec).__name__} {spec!r:.80}{why}")
+    return spec
+
+
 def ready_backend(spec: Any, *, what: str = "llm", error: type[Exception] = ValueError,
                   check_timeout: float | None = None) -> Any:
-    """A backend from a :func:`get_llm` spec (quietly) or a backend instance (as it is; anything without
-    ``complete`` is an ``error`` naming ``what``). An Ollama spec is checked now (``check_timeout`` seconds), so a
-    server that is down or a model not pulled is a clear error before any run starts, not a stack trace later."""
+    """:func:`as_backend`, and an Ollama spec is checked now (``check_timeout`` seconds), so a server that is down
+    or a model not pulled is a clear error before any run starts, not a stack trace later."""
+    llm = as_backend(spec, what=what, error=error)
     if not isinstance(spec, str):
-        if not callable(getattr(spec, "complete", None)):
-            raise error(f"{what} must be a get_llm spec such as 'embedded' or a backend, got {spec!r}")
-        return spec
-    llm = get_llm(spec, quiet=True)
+        return llm
     check = getattr(llm, "check", None)
     if spec.startswith("ollama") and callable(check):
         check(timeout=check_timeout)

@@ -116,10 +116,10 @@ class Coordinator:
                                                 defaults={"judge": self._judge})
                          for role, spec in specs.items()}
         self._check_reachable()
-        if self.rephraser is not None and isinstance(self.rephraser, str):
-            from ..llm import get_llm
+        if self.rephraser is not None:
+            from ..llm import as_backend
 
-            self.rephraser = get_llm(self.rephraser, quiet=True)
+            self.rephraser = as_backend(self.rephraser, what="rephraser")
 
     def _check_reachable(self) -> None:
         """Refuse thresholds the configured metrics can never cross with ``n_samples`` samples."""

@@ -146,13 +146,11 @@ class WorkerAnswer:
 
 def _resolve_backend(backend: Any, model: str | None) -> Any:
     from .. import registry
-    from ..llm import get_llm
+    from ..llm import as_backend, get_llm
     from ..parameters import parameters
 
     if not isinstance(backend, str):
-        if not callable(getattr(backend, "complete", None)):
-            raise TypeError(f"backend must be a spec string ('embedded', 'auto', 'ollama:<model>') or a backend "
-                            f"instance with .complete, got {type(backend).__name__}")
+        backend = as_backend(backend, what="backend")
         if model is not None:
             raise ValueError("model is only for a backend given by name; a backend instance already has its model")
         return backend

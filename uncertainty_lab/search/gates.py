@@ -249,22 +249,18 @@ class AnswerConvergenceGate(StoppingGate):
             if self.llm is None:
                 raise ValueError("answer_convergence needs a language model: pass llm= (a backend or 'embedded'), "
                                  "or run it inside run_episode, which binds the agent's model")
-            if isinstance(self.llm, str):
-                from ..llm import get_llm
+            from ..llm import as_backend
 
-                self._backend = get_llm(self.llm, quiet=True)
-            else:
-                self._backend = self.llm
+            self._backend = as_backend(self.llm, what="answer_convergence's llm", error=ValueError)
         return self._backend
 
     def scorer(self):
         """The metric instance (created on first use; ``judge`` passed when the metric declares one)."""
         if self._metric is None:
             from .. import registry
-            from ..parameters import parameters
 
-            takes_judge = any(p.name == "judge" for p in parameters(registry.get("metrics", self.metric)))
-            self._metric = registry.create("metrics", self.metric, **({"judge": self.judge} if takes_judge else {}))
+            self._metric = registry.resolve("metrics", self.metric, what="answer_convergence's metric",
+                                            defaults={"judge": self.judge})
         return self._metric
 
     def restore(self, steps: list[Any]) -> None:

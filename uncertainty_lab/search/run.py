@@ -37,6 +37,7 @@ from ..datasets.search import SearchQuestion
 from ..journal import JournalWriter
 from ..jsonsafe import jsonable
 from ..llm.base import identity
+from ..llm.select import as_backend
 from ..parameters import settings
 from .answer import final_answer
 from .belief import make_belief
@@ -79,18 +80,6 @@ def question_record(question: SearchQuestion | str) -> dict[str, Any]:
         return {"id": "", "question": question.strip(), "answer": "", "aliases": [], "supporting_ids": [],
                 "decomposition": []}
     raise EpisodeError(f"question must be a SearchQuestion (load_search_questions()) or a non-empty string, got {question!r}")
-
-
-def _model(llm: Any) -> Any:
-    """The backend: an instance with ``complete``, or one made from a spec string."""
-    if isinstance(llm, str):
-        from ..llm import get_llm
-
-        llm = get_llm(llm)
-    if not callable(getattr(llm, "complete", None)):
-        raise EpisodeError(f"llm must be a language-model backend (get_llm('embedded')) or a spec string, got {llm!r}; "
-                           "every episode ends with the model answering from its state")
-    return llm
 
 
 def _config_of(obj: Any) -> dict[str, Any]:
@@ -146,7 +135,8 @@ def run_episode(
     env = SearchEnvironment() if env is None else env
     if not isinstance(env, SearchEnvironment):
         raise EpisodeError(f"env must be a SearchEnvironment, got {type(env).__name__}")
-    llm = _model(llm)
+    llm = as_backend(llm, error=EpisodeError, quiet=False,
+                     why="; every episode ends with the model answering from its state")
     policy = make_policy(policy, **(policy_params or {}))
     belief_params = dict(belief_params or {})
     if isinstance(belief, str):

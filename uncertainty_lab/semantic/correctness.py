@@ -159,12 +159,9 @@ class AnswerGrader:
 
     def _llm_backend(self):
         if self._backend is None:
-            if isinstance(self.llm, str):
-                from ..llm import get_llm
+            from ..llm import as_backend
 
-                self._backend = get_llm(self.llm, quiet=True)
-            else:
-                self._backend = self.llm
+            self._backend = as_backend(self.llm)
         return self._backend
 
     def check(self, answer: str, gold_aliases: Sequence[str] | str, question: str | None = None,

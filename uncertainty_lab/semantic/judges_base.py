@@ -332,11 +332,7 @@ def resolve_judge(judge: Any) -> Any:
 
 
 def resolve_llm(llm: Any) -> Any:
-    """A backend from a spec string (via get_llm, quietly) or a backend instance (returned as is)."""
-    if isinstance(llm, str):
-        from ..llm import get_llm
+    """A backend from a spec string or a backend instance: :func:`uncertainty_lab.llm.as_backend`."""
+    from ..llm import as_backend
 
-        return get_llm(llm, quiet=True)
-    if not callable(getattr(llm, "complete", None)):
-        raise TypeError(f"llm must be a backend spec string ('embedded', 'auto', 'ollama:<model>') or a backend instance, got {type(llm).__name__}")
-    return llm
+    return as_backend(llm)

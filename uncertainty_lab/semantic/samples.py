@@ -203,7 +203,7 @@ def sample_answers(llm: Any, question: str, n: int = 5, temperature: float = 1.0
     ``on_error="missing"`` turns a backend failure into an *empty* sample set whose ``meta["error"]`` says
     why, so every metric then reports a missing value (NaN) instead of a confident one.
     """
-    from ..llm import LLMError, get_llm
+    from ..llm import LLMError, as_backend
 
     if on_error not in ("raise", "missing"):
         raise ValueError(f"on_error must be 'raise' or 'missing', got {on_error!r}")
@@ -211,10 +211,7 @@ def sample_answers(llm: Any, question: str, n: int = 5, temperature: float = 1.0
         raise ValueError("question must be a non-empty string")
     if not isinstance(n, int) or isinstance(n, bool) or n < 1:
         raise ValueError(f"n must be a positive integer (number of samples), got {n!r}")
-    if isinstance(llm, str):
-        llm = get_llm(llm, quiet=True)
-    if not callable(getattr(llm, "complete", None)):
-        raise TypeError(f"llm must be a backend (with .complete) or a spec string, got {type(llm).__name__}")
+    llm = as_backend(llm)
     if logprobs is None:
         logprobs = bool(getattr(llm, "supports_logprobs", False))
     messages = ([{"role": "system", "content": system}] if system else []) + [{"role": "user", "content": question}]

@@ -150,11 +150,9 @@ class SemanticPlayground(widgets.VBox):
                  judge: str = "embedding", metrics: Sequence[str] = DEFAULT_METRICS, seed: int = 0,
                  system: str | None = None, **values: float):
         super().__init__()
-        if llm is None or isinstance(llm, str):
-            from ..llm import get_llm
+        from ..llm import as_backend
 
-            llm = get_llm(llm or "auto", quiet=True)
-        self.llm = llm
+        self.llm = as_backend("auto" if llm is None else llm, error=ValueError)
         self.system = system
         unknown = set(values) - set(RANGES)
         if unknown:
