@@ -136,16 +136,20 @@ def execute(nb: nbformat.NotebookNode, *, cwd: str | os.PathLike, env: dict[str,
     """Execute ``nb`` in place in a fresh ``kernel_name`` kernel started in ``cwd``; returns the seconds
     it took. With ``allow_errors`` every cell runs and errors stay in the outputs; without it the first
     error raises :class:`nbclient.exceptions.CellExecutionError` (the outputs so far are kept in ``nb``).
-    The widget state is stored in the notebook's metadata, so an HTML export can show the widgets."""
+    The widget state is stored in the notebook's metadata, so an HTML export can show the widgets. The kernel's
+    temporary files go into a folder of its own, removed with it: a stopped kernel runs no clean-up of its own (a
+    graceful stop would, at 2 s a kernel that loaded torch, measured)."""
     import tempfile
 
     from jupyter_client.manager import AsyncKernelManager
     from jupyter_core.utils import run_sync
     from nbclient import NotebookClient
 
-    with tempfile.TemporaryDirectory(prefix="ul-kernel-") as sockets:
+    with tempfile.TemporaryDirectory(prefix="ul-kernel-") as folder:
         # local sockets (IPC), not TCP: nothing listens on the network, and the kernel has nothing to warn about
-        km = AsyncKernelManager(kernel_name=kernel_name, transport="ipc", ip=str(Path(sockets) / "kernel"))
+        km = AsyncKernelManager(kernel_name=kernel_name, transport="ipc", ip=str(Path(folder) / "kernel"))
+        (Path(folder) / "tmp").mkdir()
+        env = dict(kernel_env() if env is None else env, TMPDIR=str(Path(folder) / "tmp"))
         client = NotebookClient(
             nb, km=km, timeout=timeout, kernel_name=kernel_name, allow_errors=allow_errors,
             store_widget_state=True, resources={"metadata": {"path": str(cwd)}},
@@ -153,11 +157,10 @@ def execute(nb: nbformat.NotebookNode, *, cwd: str | os.PathLike, env: dict[str,
         client.on_notebook_start = lambda **_: _poll_replies_in_slices(client)
         start = time.perf_counter()
         try:
-            client.execute(env=kernel_env() if env is None else env)
-        finally:  # nbclient stops only kernels it made itself; this one would live (and hold its model) until we exit.
-            # Asked to stop, not killed: what the notebook registered to clean up at exit runs (a temporary folder)
+            client.execute(env=env)
+        finally:  # nbclient stops only kernels it made itself; this one would live (and hold its model) until we exit
             if run_sync(km.is_alive)():
-                run_sync(km.shutdown_kernel)(now=False)
+                run_sync(km.shutdown_kernel)(now=True)
         return time.perf_counter() - start
 
 
