@@ -13,6 +13,7 @@ from test_executors_pool import MODEL, reply, two_servers
 from test_executors_pool import SEARCH as POOLED
 
 from uncertainty_lab.cascade.experiment import run_experiment as run_cascade
+from uncertainty_lab.executors.cluster import local_cluster
 from uncertainty_lab.orchestration.experiment import run_experiment as run_orchestration
 from uncertainty_lab.search.experiment import run_experiment as run_search
 
@@ -21,12 +22,7 @@ distributed = pytest.importorskip("distributed")
 @pytest.fixture(scope="module")
 def scheduler(tmp_path_factory):
     """The address of a LocalCluster of two single-threaded worker processes (their files in a folder of its own)."""
-    import logging
-
-    folder = str(tmp_path_factory.mktemp("cluster"))
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
-                                  silence_logs=logging.CRITICAL, local_directory=folder,
-                                  env={"TMPDIR": folder}, scheduler_kwargs={"local_directory": folder}) as cluster:
+    with local_cluster(2, str(tmp_path_factory.mktemp("cluster"))) as cluster:
         yield cluster.scheduler_address
 
 

@@ -24,7 +24,7 @@ from typing import Any
 from .shipping import Snapshot
 from .task import Outcome, Task, run_task
 
-__all__ = ["DaskExecutor"]
+__all__ = ["DaskExecutor", "local_cluster"]
 
 
 def _distributed() -> Any:
@@ -33,6 +33,14 @@ def _distributed() -> Any:
     except ImportError as exc:
         raise ValueError(f"executor = 'dask' needs dask.distributed ({exc}); pip install 'dask[distributed]'") from None
     return distributed
+
+
+def local_cluster(workers: int, folder: str) -> Any:
+    """A LocalCluster of ``workers`` single-threaded processes whose scratch and temporary files (the scheduler's
+    too) go into ``folder``; no dashboard."""
+    return _distributed().LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None,
+                                       silence_logs=logging.CRITICAL, local_directory=folder, env={"TMPDIR": folder},
+                                       scheduler_kwargs={"local_directory": folder})
 
 
 class DaskExecutor:
@@ -59,10 +67,7 @@ class DaskExecutor:
                                  "a LocalCluster") from None
         else:
             self._scratch = tempfile.mkdtemp(prefix="ul-dask-")
-            self.cluster = distributed.LocalCluster(n_workers=self.workers, threads_per_worker=1, processes=True,
-                                                    dashboard_address=None, silence_logs=logging.CRITICAL,
-                                                    local_directory=self._scratch, env={"TMPDIR": self._scratch},
-                                                    scheduler_kwargs={"local_directory": self._scratch})
+            self.cluster = local_cluster(self.workers, self._scratch)
             self.client = distributed.Client(self.cluster)
         return self
 
