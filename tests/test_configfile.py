@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -54,7 +55,7 @@ def test_a_missing_file_names_the_path(tmp_path):
     with pytest.raises(FileNotFoundError, match=r"no config file at .*nope\.toml; check the path"):
         configfile.read_mapping(tmp_path / "nope.toml")
     (tmp_path / "folder.json").mkdir()
-    with pytest.raises(FileNotFoundError, match="folder.json"):
+    with pytest.raises(ValueError, match="folder.json: is a folder; the config file must name the file itself"):
         configfile.read_mapping(tmp_path / "folder.json")
 
 
@@ -150,7 +151,7 @@ def test_a_config_with_a_byte_order_mark_reads_and_a_binary_one_is_named(tmp_pat
     (tmp_path / "bom.json").write_bytes(b"\xef\xbb\xbf" + json.dumps({"seed": 1}).encode())
     assert configfile.read_mapping(tmp_path / "bom.json") == {"seed": 1}
     (tmp_path / "latin1.toml").write_bytes("name = 'caf\xe9'\n".encode("latin-1"))
-    with pytest.raises(ValueError, match=r"latin1\.toml is not a UTF-8 text file; a config must be JSON or TOML"):
+    with pytest.raises(ValueError, match=r"latin1\.toml, line 1: not UTF-8 text .*; save the file as UTF-8; a config must be a small JSON or TOML"):
         configfile.read_mapping(tmp_path / "latin1.toml")
 
 
@@ -202,3 +203,18 @@ def test_as_dict_writes_a_backend_as_its_label_and_the_rest_as_json():
     assert orchestration.OrchestrationConfig(llm=FakeBackend()).to_dict()["llm"] == "fake:model"
     assert search.SearchConfig(llm=FakeBackend()).to_dict()["llm"] == "fake:model"
     assert cascade.CascadeConfig(llm=FakeBackend()).to_dict()["llm"] == "fake:model"
+
+
+def test_hostile_config_files_are_one_clear_error(tmp_path):
+    """Deep nesting, a huge integer, a FIFO or a device: the package's error naming the file, never a traceback
+    or a hang."""
+    (tmp_path / "deep.json").write_text('{"seed": ' + "[" * 50_000 + "]" * 50_000 + "}")
+    (tmp_path / "deep.toml").write_text("seed = " + "[" * 50_000 + "]" * 50_000 + "\n")
+    (tmp_path / "big.json").write_text('{"seed": ' + "7" * 10_000 + "}")
+    for name, why in (("deep.json", "nested 50001 levels deep"), ("deep.toml", "nested 50000 levels deep"),
+                      ("big.json", "an integer of 10000 digits")):
+        with pytest.raises(ValueError, match=f"{name}: {why}"):
+            configfile.read_mapping(tmp_path / name)
+    os.mkfifo(tmp_path / "pipe.toml")
+    with pytest.raises(ValueError, match="pipe.toml: is a named pipe"):
+        configfile.read_mapping(tmp_path / "pipe.toml")

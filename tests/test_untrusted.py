@@ -28,7 +28,7 @@ def test_regular_file_read_and_gzip_by_magic(tmp_path):
 
 
 def test_folder_missing_and_dangling_link(tmp_path):
-    with pytest.raises(IsADirectoryError, match="data.path.*is a folder"):
+    with pytest.raises(UntrustedFileError, match="is a folder; data.path must name the file itself"):
         u.read_text(tmp_path, what="data.path")
     with pytest.raises(FileNotFoundError, match="no such file"):
         u.read_text(tmp_path / "nope.json")

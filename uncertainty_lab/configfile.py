@@ -22,37 +22,41 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar, Union
 
+from . import untrusted
+
 __all__ = ["as_dict", "build", "check_types", "describe_type", "fits", "load", "read_mapping"]
 
 T = TypeVar("T")
 SUFFIXES = (".json", ".toml")
+#: The largest config file read (bytes): 4 MiB.
+MAX_CONFIG_BYTES = 4 * 2**20
 
 
 def read_mapping(path: str | os.PathLike, *, error: type[Exception] = ValueError) -> dict[str, Any]:
-    """The settings in a ``.json`` or ``.toml`` file, chosen by suffix. A missing file is a
+    """The settings in a ``.json`` or ``.toml`` file, chosen by suffix, read through :mod:`.untrusted` (a regular
+    file of at most :data:`MAX_CONFIG_BYTES`, nesting checked before parsing). A missing file is a
     FileNotFoundError; a wrong suffix, a syntax error or a top level that is not a table/object is ``error``."""
-    path = Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(f"no config file at {path}; check the path (a .json or .toml file)")
+    if isinstance(path, (str, os.PathLike)) and not isinstance(path, bytes) and not Path(path).exists():
+        raise FileNotFoundError(f"no config file at {untrusted.excerpt(str(path), 300, quote=False)}; check the path (a .json or "
+                                ".toml file)")
+    path = untrusted.check_path(path, what="the config file")
     suffix = path.suffix.lower()
     if suffix not in SUFFIXES:
-        raise error(f"{path}: a config must be a .json or .toml file, got {suffix or 'no suffix'}; "
+        raise error(f"{path}: a config must be a .json or .toml file, got {untrusted.excerpt(suffix or 'no suffix', quote=False)}; "
                     "rename it or rewrite it in JSON or TOML")
     try:
-        text = path.read_text(encoding="utf-8-sig")  # a byte-order mark (Windows editors) is not an error
-    except UnicodeDecodeError:
-        raise error(f"{path} is not a UTF-8 text file; a config must be JSON or TOML") from None
-    if suffix == ".toml":
-        try:
-            data = tomllib.loads(text)
-        except tomllib.TOMLDecodeError as exc:  # its message ends "(at line L, column C)"
-            raise error(f"{path} is not valid TOML: {exc}; correct the file there") from None
-    else:
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise error(f"{path} is not valid JSON: {exc.msg} (at line {exc.lineno}, column {exc.colno}); "
-                        "correct the file there") from None
+        text = untrusted.read_text(path, what="the config file", max_bytes=MAX_CONFIG_BYTES)
+        if suffix == ".toml":
+            data = untrusted.load_toml(text, path)
+        else:
+            data = untrusted.load_json(text, path)
+    except untrusted.UntrustedFileError as exc:
+        raise error(f"{exc}; a config must be a small JSON or TOML file") from None
+    except tomllib.TOMLDecodeError as exc:  # its message ends "(at line L, column C)"
+        raise error(f"{path} is not valid TOML: {exc}; correct the file there") from None
+    except json.JSONDecodeError as exc:
+        raise error(f"{path} is not valid JSON: {exc.msg} (at line {exc.lineno}, column {exc.colno}); "
+                    "correct the file there") from None
     if not isinstance(data, dict):
         raise error(f"{path}: the top level must be an object of settings, e.g. {{\"seed\": 0}}, "
                     f"got a JSON {type(data).__name__}")

@@ -86,13 +86,13 @@ class UntrustedFileError(ValueError):
         super().__init__(f"{where}: {message}")
 
 
-def excerpt(data: bytes | str, limit: int = 40) -> str:
+def excerpt(data: bytes | str, limit: int = 40, *, quote: bool = True) -> str:
     """At most ``limit`` characters of ``data``, escaped (``repr``-style, ASCII only), with ``…`` when cut: what a
     message may quote of a file."""
     cut = data[:limit]
-    text = cut.decode("utf-8", "backslashreplace") if isinstance(cut, bytes) else cut
-    shown = ascii(text)[1:-1]
-    return f"'{shown}…'" if len(data) > limit else f"'{shown}'"
+    shown = repr(cut)[2:-1] if isinstance(cut, bytes) else ascii(cut)[1:-1]
+    shown += "…" if len(data) > limit else ""
+    return f"'{shown}'" if quote else shown
 
 
 def _as_path(path: Any, what: str) -> Path:
@@ -124,7 +124,7 @@ def check_path(path: Any, *, what: str = "path", allow: tuple[str, ...] = ()) ->
     if stat.S_ISREG(mode):
         return p
     if stat.S_ISDIR(mode):
-        raise IsADirectoryError(f"{what}: {excerpt(str(p), 200)} is a folder; give the file itself")
+        raise UntrustedFileError(p, f"is a folder; {what} must name the file itself")
     for kind, (test, name) in _KINDS.items():
         if test(mode):
             if kind in allow:
