@@ -65,7 +65,9 @@ def test_config_that_is_a_binary_file_says_it_is_not_utf8_text(tmp_path, capsys,
     path.write_bytes(b"\xff\xfe\x00\x01{\x89PNG")
     code, err = _run_lab(capsys, lab, path)
     assert code == 1 and len(err) == 1, err
-    assert err[0] == f"error: {path} is not a UTF-8 text file; a config must be JSON or TOML"
+    assert err[0].startswith(f"error: {path}, line 1: not UTF-8 text (invalid start byte at byte 0, near ")
+    assert err[0].endswith("; save the file as UTF-8; a config must be a small JSON or TOML file")
+    assert "\\xff" in err[0] and "\xff" not in err[0]  # the bytes are quoted escaped, never raw
 
 
 @pytest.mark.parametrize(("lab", "text", "message"), [

@@ -54,3 +54,24 @@ def test_writer_flushes_each_record_appends_and_can_refuse_nan(tmp_path):
     in_memory = JournalWriter(None)
     in_memory.write({"ignored": True})
     in_memory.close()
+
+
+@pytest.mark.parametrize("line, why", [
+    (b"[" * 100_000 + b"]" * 100_000, "nested 100000 levels deep"),
+    (b'{"type": "step", "n": ' + b"1" * 10_000 + b"}", "an integer of 10000 digits"),
+    (b'{"type": "step", "a": "\xff\xfe"}', "not UTF-8 text"),
+    (b'{"type": "step", "a": "\\udc80"}', "lone surrogate"),
+])
+def test_a_hostile_line_is_one_error_naming_file_and_line(tmp_path, line, why):
+    path = tmp_path / "run.jsonl"
+    path.write_bytes(b'{"type": "header"}\n' + line + b'\n{"type": "end"}\n')
+    with pytest.raises(Damaged, match=rf"run\.jsonl, line 2: .*{why}.*delete line 2"):
+        read_records(path, error=Damaged)
+
+
+def test_a_run_file_that_is_a_pipe_is_refused(tmp_path):
+    import os
+
+    os.mkfifo(tmp_path / "run.jsonl")
+    with pytest.raises(Damaged, match="is a named pipe"):
+        read_records(tmp_path / "run.jsonl", error=Damaged)

@@ -23,8 +23,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from . import untrusted
+
 __all__ = ["Journal", "JournalFormat", "JournalWriter", "config_changes", "config_diff", "drop_cut_tail", "read_records",
            "recovery", "write_all"]
+
+
+#: The largest run file read (bytes): 1 GiB, far above any run the labs write.
+MAX_JOURNAL_BYTES = 2**30
 
 
 def recovery(path: str | os.PathLike, line: int | None = None) -> str:
@@ -42,7 +48,11 @@ def read_records(path: str | os.PathLike, *, error: type[Exception] = ValueError
     was cut short and is left out; a line that is not JSON anywhere else is ``error`` ("… line N is not JSON
     (…); ``what``" and how to recover, :func:`recovery`)."""
     path = Path(path)
-    data = path.read_bytes()
+    try:
+        data = untrusted.read_bytes(path, what="the run file",
+                                    max_bytes=MAX_JOURNAL_BYTES, decompress=False)
+    except untrusted.UntrustedFileError as exc:
+        raise error(f"{exc}. {recovery(path)}") from None
     records: list[tuple[int, Any]] = []
     pos = good = line_no = 0
     while pos < len(data):
@@ -54,11 +64,15 @@ def read_records(path: str | os.PathLike, *, error: type[Exception] = ValueError
         pos = nl + 1
         if line.strip():
             try:
-                records.append((line_no, json.loads(line)))
+                records.append((line_no, untrusted.load_json(line, path, row=f"line {line_no}")))
             except json.JSONDecodeError as exc:
                 if pos >= len(data):  # the last line is garbage: cut short too
                     break
                 raise error(f"{path} line {line_no} is not JSON ({exc}); {what} {recovery(path, line_no)}") from None
+            except untrusted.UntrustedFileError as exc:
+                if pos >= len(data):  # e.g. a last line cut inside a multi-byte character
+                    break
+                raise error(f"{exc}; {what} {recovery(path, line_no)}") from None
         good = pos
     return records, good
 

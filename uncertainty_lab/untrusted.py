@@ -24,6 +24,7 @@ import gzip
 import io
 import json
 import os
+import re
 import stat
 import tomllib
 import zlib
@@ -261,9 +262,21 @@ def iter_lines(path: Any, *, what: str = "path", max_bytes: int | None = DEFAULT
             raise _archive_error(p, exc, error) from None
 
 
+_JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.S)
+_BRACKET = re.compile(r"[\[\]{}]")
+
+
 def nesting_depth(text: str, *, toml: bool = False) -> int:
     """The deepest nesting of ``[``/``{`` outside strings (and, for TOML, comments), in one linear pass: what a
-    recursive parser would recurse into. TOML's ``[table]`` headers count as one level while open on their line."""
+    recursive parser would recurse into. JSON: strings are cut out by a regular expression and only the brackets
+    are visited (a journal line costs C speed); TOML (configs, small): a character scan that knows its four
+    string forms; a ``[table]`` header counts as one level."""
+    if not toml:
+        depth = deepest = 0
+        for m in _BRACKET.finditer(_JSON_STRING.sub("", text)):
+            depth = depth + 1 if m.group() in "[{" else max(0, depth - 1)
+            deepest = max(deepest, depth)
+        return deepest
     depth = deepest = 0
     i, n = 0, len(text)
     quote = ""
@@ -281,14 +294,10 @@ def nesting_depth(text: str, *, toml: bool = False) -> int:
             continue
         if c in "\"'":
             triple = c * 3
-            quote = triple if toml and text.startswith(triple, i) else c
-            if not toml and c == "'":
-                quote = ""
-                i += 1
-                continue
+            quote = triple if text.startswith(triple, i) else c
             i += len(quote)
             continue
-        if toml and c == "#":
+        if c == "#":
             nl = text.find("\n", i)
             i = n if nl < 0 else nl
             continue
