@@ -133,3 +133,26 @@ def test_split_file_picks_the_split_in_a_folder_and_checks_a_file_name(tmp_path)
     (tmp_path / "d_train.jsonl").write_text("")
     with pytest.raises(ValueError, match="several files hold the 'train' split"):
         split_file(tmp_path, "train", FILES, "D")
+
+
+@pytest.mark.parametrize("body, why", [
+    ("[" * 100_000 + "]" * 100_000, "nested 100000 levels deep"),
+    ('{"id": "a", "n": ' + "1" * 10_000 + "}\n", "an integer of 10000 digits"),
+    ('[{"id": "a\\ud800"}]', "lone surrogate"),
+])
+def test_hostile_json_is_the_loaders_error_naming_the_file(tmp_path, body, why):
+    path = tmp_path / "hostile.json"
+    path.write_text(body, encoding="utf-8")
+    with pytest.raises(DatasetFormatError, match=f"hostile.json.*{why}"):
+        json_records(read_text(path), path)
+
+
+@pytest.mark.parametrize("target", ["/dev/zero", "fifo"])
+def test_a_device_or_pipe_is_refused_before_reading(tmp_path, target):
+    import os
+
+    if target == "fifo":
+        target = tmp_path / "data.json"
+        os.mkfifo(target)
+    with pytest.raises(DatasetFormatError, match="not a regular file"):
+        read_text(target)

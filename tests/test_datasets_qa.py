@@ -354,7 +354,7 @@ def test_truthfulqa_loader_errors_name_file_row_and_column(tmp_path):
 
     path = tmp_path / "latin1.csv"
     path.write_bytes((TQA_HEADER + "A,B,Caf\xe9?,x,x,y,z\n").encode("latin-1"))
-    with pytest.raises(DatasetFormatError, match=r"latin1\.csv: not UTF-8"):
+    with pytest.raises(DatasetFormatError, match=r"latin1\.csv, line 2: not UTF-8"):
         load_truthfulqa_csv(path)
 
 

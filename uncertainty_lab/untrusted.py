@@ -38,6 +38,7 @@ __all__ = [
     "DEFAULT_MAX_LINE",
     "MAX_INT_DIGITS",
     "Budget",
+    "IsAFolderError",
     "UntrustedFileError",
     "check_path",
     "decode",
@@ -65,6 +66,7 @@ MAX_PATH_CHARS = 4096
 _KINDS = {"fifo": (stat.S_ISFIFO, "a named pipe (FIFO)"), "device": (lambda m: stat.S_ISCHR(m) or stat.S_ISBLK(m),
           "a device"), "socket": (stat.S_ISSOCK, "a socket")}
 _CHUNK = 2**20
+_CUT_SHORT = "the file looks truncated: download it again"
 NEWLINE = b"\n"
 
 
@@ -73,6 +75,8 @@ class UntrustedFileError(ValueError):
     (``"line 3"``, ``"record 2"``) and ``column`` where known, and the fix."""
 
     _column_word = "column"
+    #: true when the file ends in the middle of a record (an interrupted download)
+    truncated: bool = False
 
     def __init__(self, path: str | os.PathLike[str], message: str, *, row: str | None = None,
                  column: str | None = None):
@@ -85,6 +89,19 @@ class UntrustedFileError(ValueError):
         if column is not None:
             where += f", {self._column_word} {column!r}"
         super().__init__(f"{where}: {message}")
+
+    @classmethod
+    def cut_short(cls, path: str | os.PathLike[str], line: int) -> UntrustedFileError:
+        """The error for a file that stops inside a record at ``line`` (1-based); ``truncated`` is set."""
+        error = cls(path, f"ends in the middle of a record ({_CUT_SHORT})", row=f"line {line}")
+        error.truncated = True
+        error.args = (f"{path} ends in the middle of a record at line {line} ({_CUT_SHORT})",)
+        return error
+
+
+class IsAFolderError(UntrustedFileError, IsADirectoryError):
+    """A folder where a file was expected (both a ``ValueError`` for the command line and an ``IsADirectoryError``
+    for code that caught that before)."""
 
 
 def excerpt(data: bytes | str, limit: int = 40, *, quote: bool = True) -> str:
@@ -109,7 +126,8 @@ def _as_path(path: Any, what: str) -> Path:
     return Path(text)
 
 
-def check_path(path: Any, *, what: str = "path", allow: tuple[str, ...] = ()) -> Path:
+def check_path(path: Any, *, what: str = "path", allow: tuple[str, ...] = (),
+               error: type[UntrustedFileError] = UntrustedFileError) -> Path:
     """``path`` as a :class:`Path` once it is known to be a regular file (or one of the ``allow``-ed kinds:
     ``"fifo"``, ``"device"``, ``"socket"``); otherwise an error naming ``what`` and the fix. Nothing is opened."""
     p = _as_path(path, what)
@@ -120,33 +138,34 @@ def check_path(path: Any, *, what: str = "path", allow: tuple[str, ...] = ()) ->
         raise FileNotFoundError(f"{what}: no such file {excerpt(str(p), 200)}{how}; check the path (nothing is "
                                 "downloaded: the file must already be on disk)") from None
     except OSError as exc:  # a symlink loop, a name too long, a folder we may not enter
-        raise UntrustedFileError(p, f"cannot be read ({exc.strerror or exc}); give {what} a readable "
+        raise error(p, f"cannot be read ({exc.strerror or exc}); give {what} a readable "
                                  "regular file") from None
     if stat.S_ISREG(mode):
         return p
     if stat.S_ISDIR(mode):
-        raise UntrustedFileError(p, f"is a folder; {what} must name the file itself")
+        raise IsAFolderError(p, f"is a folder; {what} must name the file itself")
     for kind, (test, name) in _KINDS.items():
         if test(mode):
             if kind in allow:
                 return p
-            raise UntrustedFileError(p, f"is {name}, not a regular file; {what} must name a file on disk (a pipe "
+            raise error(p, f"is {name}, not a regular file; {what} must name a file on disk (a pipe "
                                      "or device could block or never end)")
-    raise UntrustedFileError(p, f"is not a regular file; {what} must name a file on disk")
+    raise error(p, f"is not a regular file; {what} must name a file on disk")
 
 
-def open_binary(path: Any, *, what: str = "path", allow: tuple[str, ...] = ()) -> IO[bytes]:
+def open_binary(path: Any, *, what: str = "path", allow: tuple[str, ...] = (),
+                error: type[UntrustedFileError] = UntrustedFileError) -> IO[bytes]:
     """The file opened for binary reading after :func:`check_path`; it is checked again once open (the name
     could have been swapped for a pipe in between) and a pipe never blocks the open itself."""
-    p = check_path(path, what=what, allow=allow)
+    p = check_path(path, what=what, allow=allow, error=error)
     try:
         fd = os.open(p, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     except OSError as exc:
-        raise UntrustedFileError(p, f"cannot be opened ({exc.strerror or exc}); check its permissions") from None
+        raise error(p, f"cannot be opened ({exc.strerror or exc}); check its permissions") from None
     mode = os.fstat(fd).st_mode
     if not stat.S_ISREG(mode) and not any(_KINDS[k][0](mode) for k in allow):
         os.close(fd)
-        raise UntrustedFileError(p, f"changed into something that is not a regular file while it was opened; "
+        raise error(p, f"changed into something that is not a regular file while it was opened; "
                                  f"{what} must name a file on disk")
     if hasattr(os, "set_blocking"):
         os.set_blocking(fd, True)
@@ -167,7 +186,7 @@ class Budget:
         self.used += n
         if self.max_bytes is not None and self.used > self.max_bytes:
             raise error(where, f"more than max_bytes={self.max_bytes} bytes ({self.max_bytes / 2**20:.0f} MiB) to "
-                        "read; files are untrusted input, so reads are capped: pass a larger max_bytes= (or "
+                        "read; reads are capped because files are untrusted input: pass a larger max_bytes= (or "
                         "max_bytes=None for no cap) if you trust this file")
 
     @property
@@ -196,9 +215,9 @@ def read_bytes(path: Any, *, what: str = "path", max_bytes: int | None = DEFAULT
                error: type[UntrustedFileError] = UntrustedFileError) -> bytes:
     """The file's bytes (gzip decompressed when ``decompress``), counted against the cap while read."""
     budget = _budget(budget, max_bytes)
-    p = check_path(path, what=what, allow=allow)
+    p = check_path(path, what=what, allow=allow, error=error)
     parts = []
-    with open_binary(p, what=what, allow=allow) as f:
+    with open_binary(p, what=what, allow=allow, error=error) as f:
         raw = io.BufferedReader(f) if not hasattr(f, "peek") else f
         src = _stream(raw, p) if decompress else raw
         try:
@@ -230,7 +249,7 @@ def read_text(path: Any, *, what: str = "path", max_bytes: int | None = DEFAULT_
               budget: Budget | None = None, allow: tuple[str, ...] = (),
               error: type[UntrustedFileError] = UntrustedFileError) -> str:
     """The whole file as UTF-8 text (gzip decompressed, newlines made ``\\n``), within the cap."""
-    p = check_path(path, what=what, allow=allow)
+    p = check_path(path, what=what, allow=allow, error=error)
     text = decode(read_bytes(p, what=what, max_bytes=max_bytes, budget=budget, allow=allow, error=error), p,
                   error=error)
     return text.replace("\r\n", "\n").replace("\r", "\n")
@@ -242,8 +261,8 @@ def iter_lines(path: Any, *, what: str = "path", max_bytes: int | None = DEFAULT
     """``(line number, raw line)`` for each line (its ``\\n`` kept; a last line without one was cut short), gzip
     decompressed; a line longer than ``max_line`` bytes is refused before more of it is read."""
     budget = _budget(budget, max_bytes)
-    p = check_path(path, what=what, allow=allow)
-    with open_binary(p, what=what, allow=allow) as f:
+    p = check_path(path, what=what, allow=allow, error=error)
+    with open_binary(p, what=what, allow=allow, error=error) as f:
         src = _stream(f if hasattr(f, "peek") else io.BufferedReader(f), p)
         n = 0
         try:
@@ -258,7 +277,9 @@ def iter_lines(path: Any, *, what: str = "path", max_bytes: int | None = DEFAULT
                                 "text file of the expected kind (pass a larger max_line= if you trust it)",
                                 row=f"line {n}")
                 yield n, line
-        except (OSError, EOFError, zlib.error) as exc:
+        except EOFError:  # a gzip stream cut short
+            raise error.cut_short(p, n + 1) from None
+        except (OSError, zlib.error) as exc:
             raise _archive_error(p, exc, error) from None
 
 

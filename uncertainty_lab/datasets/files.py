@@ -8,7 +8,6 @@ counted after decompression) and says how to raise the cap. Nothing here touches
 
 from __future__ import annotations
 
-import gzip
 import json
 import os
 import zipfile
@@ -16,6 +15,9 @@ import zlib
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, TypeVar
+
+from uncertainty_lab import untrusted
+from uncertainty_lab.untrusted import Budget, UntrustedFileError
 
 __all__ = [
     "DEFAULT_MAX_BYTES",
@@ -35,61 +37,24 @@ __all__ = [
 T = TypeVar("T")
 
 #: What a loader reads at most unless told otherwise (bytes, after decompression): 256 MiB.
-DEFAULT_MAX_BYTES = 256 * 2**20
-
-_CUT_SHORT = "the file looks truncated: download it again"
+DEFAULT_MAX_BYTES = untrusted.DEFAULT_MAX_BYTES
 
 #: The ``source`` of the records the package ships (the default; other sources are written out).
 PACKAGE_SOURCE = "uncertainty_lab"
 
 
-class DatasetFormatError(ValueError):
+class DatasetFormatError(UntrustedFileError):
     """A data file is not in the format its loader expects; names the file, row and column/field.
 
     ``truncated`` is true when the file ends in the middle of a record (an interrupted download).
     """
 
-    truncated: bool = False
-    _column_word = "column"
 
-    def __init__(
-        self, path: str | os.PathLike[str], message: str, *, row: str | None = None, column: str | None = None
-    ):
-        self.path = str(path)
-        self.row = row
-        self.column = column
-        where = self.path
-        if row is not None:
-            where += f", {row}"
-        if column is not None:
-            where += f", {self._column_word} {column!r}"
-        super().__init__(f"{where}: {message}")
-
-    @classmethod
-    def cut_short(cls, path: str | os.PathLike[str], line: int) -> DatasetFormatError:
-        """The error for a file that stops inside a record at ``line`` (1-based)."""
-        error = cls(path, f"ends in the middle of a record ({_CUT_SHORT})", row=f"line {line}")
-        error.truncated = True
-        error.args = (f"{path} ends in the middle of a record at line {line} ({_CUT_SHORT})",)
-        return error
-
-
-class ReadBudget:
+class ReadBudget(Budget):
     """How many bytes a loader may still read (``max_bytes=None``: no cap); one budget spans all its files."""
 
-    def __init__(self, max_bytes: int | None = DEFAULT_MAX_BYTES):
-        if max_bytes is not None and (isinstance(max_bytes, bool) or not isinstance(max_bytes, int) or max_bytes < 1):
-            raise ValueError(f"max_bytes must be a positive number of bytes or None (no cap), got {max_bytes!r}")
-        self.max_bytes = max_bytes
-        self.used = 0
-
     def spend(self, n: int, where: str | os.PathLike[str], error: type[DatasetFormatError] = DatasetFormatError):
-        """Count ``n`` more bytes read from ``where``; past the cap, an error saying how to raise it."""
-        self.used += n
-        if self.max_bytes is not None and self.used > self.max_bytes:
-            raise error(where, f"more than max_bytes={self.max_bytes} bytes ({self.max_bytes / 2**20:.0f} MiB) to "
-                        "read; loaders cap what they read because files are untrusted input: pass a larger "
-                        "max_bytes= (or max_bytes=None for no cap) if you trust this file")
+        super().spend(n, where, error)
 
 
 def read_text(
@@ -98,18 +63,9 @@ def read_text(
     max_bytes: int | None = DEFAULT_MAX_BYTES,
     error: type[DatasetFormatError] = DatasetFormatError,
 ) -> str:
-    """The whole file as text (UTF-8, an optional byte-order mark dropped, newlines made ``\\n``), within the cap."""
-    p = Path(path)
-    if not p.exists():
-        raise FileNotFoundError(f"{p}: no such file (the loaders read files already on disk; nothing is downloaded)")
-    if p.is_dir():
-        raise IsADirectoryError(f"{p}: is a folder; pass the data file itself")
-    ReadBudget(max_bytes).spend(p.stat().st_size, p, error)
-    try:
-        text = p.read_bytes().decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise error(p, f"not UTF-8 text ({exc.reason} at byte {exc.start})") from None
-    return text.replace("\r\n", "\n").replace("\r", "\n")
+    """The whole file as text (UTF-8, an optional byte-order mark dropped, newlines made ``\\n``), within the cap
+    counted while reading; a pipe, a device or a folder is refused (:mod:`uncertainty_lab.untrusted`)."""
+    return untrusted.read_text(path, what="the data file", max_bytes=max_bytes, error=error)
 
 
 def shipped_or_file(
@@ -126,38 +82,42 @@ def shipped_or_file(
     return str(path), read_text(path, max_bytes=max_bytes, error=error)
 
 
-def text_lines(file: Path, budget: ReadBudget) -> Iterator[tuple[str, int, str, bool]]:
+def text_lines(file: Path, budget: ReadBudget, *, max_line: int = untrusted.DEFAULT_MAX_LINE
+               ) -> Iterator[tuple[str, int, str, bool]]:
     """``(where, line number, line, complete)`` for each non-blank line of a plain, ``.zip`` or ``.gz`` file.
 
     ``where`` names the file (and the zip member); ``complete`` is false for a last line with no newline after
-    it (a cut-short file ends so). Bytes count against ``budget`` as they are decompressed.
+    it (a cut-short file ends so). Bytes count against ``budget`` as they are decompressed, and a line longer
+    than ``max_line`` bytes is refused before more of it is read.
     """
-    name = file.name.lower()
     try:
-        if name.endswith(".zip"):
-            with zipfile.ZipFile(file) as zf:
+        if file.name.lower().endswith(".zip"):
+            with untrusted.open_binary(file, what="the data file") as raw, zipfile.ZipFile(raw) as zf:
                 members = [m for m in zf.namelist() if not m.endswith("/")]
                 if not members:
                     raise DatasetFormatError(file, "the zip archive is empty")
                 for member in members:
-                    with zf.open(member) as raw:
-                        yield from _lines(raw, f"{file}:{member}", budget)
-        elif name.endswith(".gz"):
-            with gzip.open(file, "rb") as raw:
-                yield from _lines(raw, str(file), budget)
+                    with zf.open(member) as f:
+                        yield from _lines(iter(lambda f=f: f.readline(max_line + 1), b""), f"{file}:{member}",
+                                          budget, max_line)
         else:
-            with open(file, "rb") as raw:
-                yield from _lines(raw, str(file), budget)
-    except (zipfile.BadZipFile, gzip.BadGzipFile, zlib.error) as exc:
+            lines = (line for _, line in untrusted.iter_lines(file, what="the data file", budget=budget,
+                                                              max_line=max_line, error=DatasetFormatError))
+            yield from _lines(lines, str(file), None, max_line)
+    except (zipfile.BadZipFile, zlib.error) as exc:
         raise DatasetFormatError(file, f"not a readable archive ({exc}; an interrupted download? download it "
                                  "again)") from None
 
 
-def _lines(raw, where: str, budget: ReadBudget) -> Iterator[tuple[str, int, str, bool]]:
+def _lines(raw, where: str, budget: ReadBudget | None, max_line: int) -> Iterator[tuple[str, int, str, bool]]:
     lineno = 0
     try:
         for lineno, data in enumerate(raw, start=1):  # noqa: B007 - lineno is read after the loop
-            budget.spend(len(data), where)
+            if budget is not None:
+                budget.spend(len(data), where)
+            if len(data) > max_line:
+                raise DatasetFormatError(where, f"a line longer than max_line={max_line} bytes; not a line-based "
+                                         "data file of the expected kind", row=f"line {lineno}")
             line = data.decode("utf-8", errors="replace").rstrip("\r\n")
             if line.strip():
                 yield where, lineno, line, data.endswith(b"\n")
@@ -195,14 +155,14 @@ def json_records(
                     f"with {body[:30]!r}")
     lines = [(n, line) for n, line in enumerate(text.split("\n"), start=1) if line.strip()]
     try:
-        first = json.loads(lines[0][1])
+        first = untrusted.load_json(lines[0][1], where, row=f"line {lines[0][0]}", error=error)
     except json.JSONDecodeError:  # one pretty-printed object, or a broken first record
         return [("record 1", _one_object(_parse_whole(text, where, error), where, what, record_keys, error))]
     records = [(f"line {lines[0][0]}", first)]
     last = lines[-1][0]
     for n, line in lines[1:]:
         try:
-            records.append((f"line {n}", json.loads(line)))
+            records.append((f"line {n}", untrusted.load_json(line, where, row=f"line {n}", error=error)))
         except json.JSONDecodeError as exc:
             if n == last and (_cut_at(line, exc) or not text.endswith("\n")):
                 raise error.cut_short(where, n) from None
@@ -214,7 +174,7 @@ def json_records(
 
 def _parse_whole(text: str, where, error: type[DatasetFormatError]) -> Any:
     try:
-        return json.loads(text)
+        return untrusted.load_json(text, where, error=error)
     except json.JSONDecodeError as exc:
         if _cut_at(text, exc):
             raise error.cut_short(where, text.rstrip().count("\n") + 1) from None
