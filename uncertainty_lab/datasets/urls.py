@@ -8,7 +8,7 @@ from __future__ import annotations
 import html
 import re
 import unicodedata
-from urllib.parse import parse_qsl, unquote, urlencode, urlsplit
+from urllib.parse import SplitResult, parse_qsl, unquote, urlencode, urlsplit
 
 __all__ = ["clean_text", "is_id_like", "normalise_domain", "normalise_title", "normalise_url", "title_from_url"]
 
@@ -31,11 +31,19 @@ def clean_text(text: str) -> str:
     return re.sub(r"\s+", " ", text).strip()
 
 
+def _split(url: str) -> SplitResult:
+    """``urlsplit``, with a URL it cannot parse (``a://[``: an unclosed IPv6 bracket) read as no URL at all."""
+    try:
+        return urlsplit(url)
+    except ValueError:
+        return SplitResult("", "", "", "", "")
+
+
 def normalise_domain(value: str) -> str:
     """``'https://www.News.Example.com:443/x'`` → ``'news.example.com'`` (lower case, no scheme, ``www.``, port)."""
     s = str(value).strip().lower()
     if "://" in s:
-        s = urlsplit(s).hostname or ""
+        s = _split(s).hostname or ""
     s = s.split("/")[0].split("?")[0].split("#")[0]
     s = s.rsplit("@", 1)[-1].split(":")[0].strip(".")
     while s.startswith("www.") or re.match(r"^www\d\.", s):
@@ -45,7 +53,7 @@ def normalise_domain(value: str) -> str:
 
 def normalise_url(url: str) -> str:
     """A URL's identity for de-duplication: no scheme, ``www.``, fragment, tracking parameters or trailing slash."""
-    parts = urlsplit(str(url).strip())
+    parts = _split(str(url).strip())
     host = normalise_domain(parts.netloc) if parts.netloc else ""
     path = parts.path.rstrip("/")
     query = urlencode(sorted((k, v) for k, v in parse_qsl(parts.query, keep_blank_values=True)
@@ -88,7 +96,7 @@ def title_from_url(url: str) -> str:
     (``articleshow``, ``news``…), locales (``en-us``) and whole-segment ids of known sites (``ar-…``, ``id…``)
     are skipped, so ``…/crew-returns/articleshow/123.cms`` gives ``'Crew returns'`` and an id-only URL gives ``''``.
     """
-    path = urlsplit(str(url).strip()).path
+    path = _split(str(url).strip()).path
     for seg in reversed([s for s in path.split("/") if s]):
         seg = _SLUG_EXT_RE.sub("", unquote(seg))
         if seg.lower() in _SLUG_SKIP or _ID_SEGMENT_RE.fullmatch(seg) or _LOCALE_RE.fullmatch(seg):
