@@ -29,8 +29,12 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from . import configfile
+from .outdir import Manifest, OutDirError, OutDirLock, check_out_dir
 
-__all__ = ["Experiment", "LabConfig", "LabResult", "Unit", "save_outputs", "setting"]
+__all__ = ["MAX_UNITS", "Experiment", "LabConfig", "LabResult", "Unit", "save_outputs", "setting"]
+
+#: the most units one run makes (each is a journal file): a config past it is refused, naming the cap
+MAX_UNITS = 100_000
 
 
 def setting(default: Any, help: str, **metadata: Any) -> Any:
@@ -156,17 +160,34 @@ def save_outputs(result: Any, out_dir: str | os.PathLike | None, *, report: str,
                  dpi: int = 110) -> dict[str, Path]:
     """Write ``result.report()`` to ``<report>.md``, ``result.to_dict()`` to ``results.json`` and (``figure``)
     ``result.figure()`` to ``figure.png`` in ``out_dir`` (default: ``result.out_dir``, else the config's), add
-    the paths to ``result.files`` and return them, keyed ``report`` / ``"results"`` / ``"figure"``."""
-    out = Path(out_dir if out_dir is not None else (result.out_dir or result.config.out_dir))
-    out.mkdir(parents=True, exist_ok=True)
+    the paths to ``result.files`` and return them, keyed ``report`` / ``"results"`` / ``"figure"``. A file there
+    that the lab did not write (:class:`~uncertainty_lab.outdir.Manifest`) is refused, naming it, unless the
+    config says ``overwrite = true``."""
+    config = getattr(result, "config", None)
+    out = check_out_dir(out_dir if out_dir is not None else (result.out_dir or config.out_dir), create=True)
     files = {report: out / f"{report}.md", "results": out / "results.json"}
+    if figure:
+        files["figure"] = out / "figure.png"
+    manifest = _mine(out, list(files.values()), config)
     files[report].write_text(result.report() + "\n", encoding="utf-8")
     files["results"].write_text(json.dumps(result.to_dict(), indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     if figure:
-        files["figure"] = out / "figure.png"
         result.figure().savefig(files["figure"], dpi=dpi)
+    manifest.record(list(files.values()))
     result.files.update(files)
     return files
+
+
+def _mine(out: Path, paths: list[Path], config: Any) -> Manifest:
+    """The folder's manifest, once no file of ``paths`` is one the lab did not write (else an error naming them,
+    unless ``config.overwrite``)."""
+    manifest = Manifest(out)
+    foreign = manifest.foreign(paths)
+    if foreign and not getattr(config, "overwrite", False):
+        raise OutDirError(f"out_dir {out} already holds {', '.join(p.name for p in foreign)}, which this lab did not "
+                          "write (or which changed since); move them away, choose another out_dir, or set "
+                          "overwrite = true to replace them")
+    return manifest
 
 
 class LabResult:
@@ -204,6 +225,8 @@ class Experiment:
     config_class: ClassVar[type[LabConfig]] = LabConfig
     resume_error: ClassVar[type[Exception]] = ValueError
     unit_name: ClassVar[str] = "run"
+    #: the files :meth:`run` writes into ``out_dir`` besides the journals (checked before anything runs)
+    outputs: ClassVar[tuple[str, ...]] = ("summary.md", "results.json", "figure.png")
 
     def prepare(self, config: Any, **resources: Any) -> Any:
         """What every unit shares (data, fits, plugins, the language model), built once; ``resources`` are
@@ -218,6 +241,21 @@ class Experiment:
 
     def collect(self, config: Any, context: Any, records: dict[tuple, Any]) -> LabResult:
         raise NotImplementedError
+
+    def check_outputs(self, config: Any) -> Path:
+        """``out_dir`` usable (:func:`~uncertainty_lab.outdir.check_out_dir`, nothing created) and none of
+        :attr:`outputs` there a file the lab did not write (unless ``overwrite``); ``run`` and ``--check`` call it."""
+        out = check_out_dir(config.out_dir)
+        if out.is_dir():
+            _mine(out, [out / name for name in self.outputs], config)
+        return out
+
+    def check_units(self, config: Any, units: list[Unit]) -> list[Unit]:
+        """``units`` once there are at most :data:`MAX_UNITS`; else the config's error naming the cap."""
+        if len(units) > MAX_UNITS:
+            raise config.error(f"this configuration makes {len(units)} {self.unit_name}s, over the cap of {MAX_UNITS}; "
+                               "run fewer (a smaller data sample, fewer settings to sweep)")
+        return units
 
     def run(self, config: Any = None, *, save: bool = True, resources: Mapping[str, Any] | None = None,
             log: Callable[[int, int, str, float], None] | None = None, **overrides: Any) -> LabResult:
@@ -234,11 +272,16 @@ class Experiment:
 
         config = self.config_class.coerce(config, overrides)
         plan = Plan(config, resources)
+        self.check_outputs(config)  # before anything runs; made and locked once the model is known to answer
         context = plan.prepare(lambda: self.prepare(config, **{k: v for k, v in (resources or {}).items()
                                                                if v is not None}))
-        units = self.units(config, context)
-        records = plan.run(self, config, context, units, log)
-        result = plan.annotate(self.collect(config, context, records))
-        if save:
-            result.save(config.out_dir, figure=config.figure)
+        out = check_out_dir(config.out_dir, create=True)
+        with OutDirLock(out):
+            Manifest(out).adopt()
+            self.check_outputs(config)
+            units = self.check_units(config, self.units(config, context))
+            records = plan.run(self, config, context, units, log)
+            result = plan.annotate(self.collect(config, context, records))
+            if save:
+                result.save(config.out_dir, figure=config.figure)
         return result

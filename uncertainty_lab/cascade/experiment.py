@@ -231,6 +231,7 @@ class CascadeExperiment(Experiment):
     config_class: ClassVar[type[CascadeConfig]] = CascadeConfig
     resume_error: ClassVar[type[Exception]] = CascadeResumeError
     unit_name: ClassVar[str] = "run"
+    outputs: ClassVar[tuple[str, ...]] = ("table.md", "results.json", "figure.png")
 
     def prepare(self, config: CascadeConfig, *, llm: Any = None, embedder: Any = None,
                 setup: CascadeSetup | None = None) -> CascadeContext:

@@ -72,8 +72,9 @@ def check_plan(experiment, config) -> str:
     changed = [f"  {f.name} = {getattr(config, f.name)!r}" for f in dataclasses.fields(config)
                if getattr(config, f.name) != getattr(defaults, f.name)]
     check_settings(config)
+    experiment.check_outputs(config)
     context = experiment.prepare(config)
-    units = experiment.units(config, context)
+    units = experiment.check_units(config, experiment.units(config, context))
     lines = ["config: " + ("all defaults" if not changed else "changed settings:"), *changed,
              f"{len(units)} {experiment.unit_name}s:"]
     shown = units if len(units) <= 12 else units[:10]

@@ -8,6 +8,7 @@ journals and tables: a unit is seeded from the config alone and its journal is t
 from __future__ import annotations
 
 import difflib
+import os
 import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -15,6 +16,8 @@ from typing import Any
 __all__ = ["EXECUTORS", "Plan", "check_settings", "make_executor"]
 
 EXECUTORS = ("serial", "processes", "dask")
+#: the most worker processes a run starts (a run never starts more workers than it has units)
+MAX_WORKERS = 64
 
 
 def check_settings(config: Any) -> None:
@@ -29,6 +32,9 @@ def check_settings(config: Any) -> None:
     workers = getattr(config, "workers", None)
     if workers is not None and (not isinstance(workers, int) or isinstance(workers, bool) or workers < 1):
         raise error(f"workers must be a positive integer (worker processes) or None (the CPU count), got {workers!r}")
+    if workers is not None and workers > MAX_WORKERS:
+        raise error(f"workers = {workers} is over the cap of {MAX_WORKERS} worker processes on one machine; give at "
+                    f"most {MAX_WORKERS} (for more, run a dask cluster and give its scheduler)")
     scheduler = getattr(config, "scheduler", None)
     if scheduler is not None and (not isinstance(scheduler, str) or not scheduler.strip()):
         raise error(f"scheduler must be a dask scheduler address like 'tcp://host:8786', got {scheduler!r}")
@@ -44,15 +50,18 @@ def check_settings(config: Any) -> None:
             raise error(f"llm_hosts: {exc}") from None
 
 
-def make_executor(config: Any) -> Any:
-    """The executor object of a remote ``config.executor``."""
+def make_executor(config: Any, units: int | None = None) -> Any:
+    """The executor object of a remote ``config.executor``, with no more workers than ``units``."""
+    workers = config.workers or os.cpu_count() or 1
+    if units is not None:
+        workers = max(1, min(workers, units))
     if config.executor == "processes":
         from .local import ProcessExecutor
 
-        return ProcessExecutor(config.workers)
+        return ProcessExecutor(workers)
     from .cluster import DaskExecutor
 
-    return DaskExecutor(config.workers, config.scheduler)
+    return DaskExecutor(workers, config.scheduler)
 
 
 class Plan:
@@ -101,7 +110,8 @@ class Plan:
             if self.remote:
                 from .remote import run_remote
 
-                return run_remote(experiment, config, context, units, make_executor(config), self.pool, on_done)
+                return run_remote(experiment, config, context, units, make_executor(config, len(units)), self.pool,
+                                  on_done)
             return self._serial(experiment, config, context, units, on_done)
         except experiment.resume_error as exc:
             raise type(exc)(f"{exc}. In an experiment: choose another out_dir, or set overwrite = true to start "

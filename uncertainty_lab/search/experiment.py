@@ -36,6 +36,7 @@ from typing import Any, ClassVar
 
 from ..datasets.search import SearchQuestion
 from ..lab import Experiment, Unit
+from ..outdir import unit_file_name
 from .config import (
     Condition,
     SearchConfig,
@@ -45,7 +46,6 @@ from .config import (
     own_corpus,
     question_documents,
     select_questions,
-    slug,
 )
 from .environment import SearchEnvironment
 from .gates import make_gates
@@ -138,7 +138,7 @@ class SearchExperiment(Experiment):
     def units(self, config: SearchConfig, context: SearchContext) -> list[Unit]:
         """One episode per condition × question, conditions outermost; its file under ``out_dir/episodes``."""
         out = Path(config.out_dir) / "episodes"
-        return [Unit((c, q.id), f"{c.label} · {q.id}", out / c.slug / f"{slug(q.id)}.jsonl",
+        return [Unit((c, q.id), f"{c.label} · {q.id}", out / c.slug / f"{unit_file_name(q.id)}.jsonl",
                      {"condition": c, "question": q})
                 for c in context.conditions for q in context.questions]
 
