@@ -68,7 +68,7 @@ class Discrimination:
     n_neg: int
     missing: int = 0
     level: float = DEFAULT_LEVEL
-    resamples: int = DEFAULT_RESAMPLES
+    resamples: int | None = DEFAULT_RESAMPLES
     seed: int | None = 0
     method: str = METHOD
     reason: str = ""
@@ -91,7 +91,8 @@ class Discrimination:
     def interval(self) -> str:
         """How the interval was made: ``95% stratified percentile bootstrap, 2000 resamples, seed 0``."""
         seed = "" if self.seed is None else f", seed {self.seed}"
-        return f"{self.level:.0%} {self.method}, {self.resamples} resamples{seed}"
+        count = "resamples not recorded" if self.resamples is None else f"{self.resamples} resamples"
+        return f"{self.level:.0%} {self.method}, {count}{seed}"
 
     def cell(self, fmt: str = ".3f") -> str:
         """A table cell: ``0.746 [0.622, 0.856]`` or ``not given: <reason>``; the table states the counts and
