@@ -10,7 +10,8 @@ interrupted one resumes from its journals; `--qa-sample NAME=N` sizes each data 
         [--gdelt GKG_FILES... --gdelt-nodes nodes.json] [--shipped-cascade] [--only hassum cgdp hawkes]
 
 - **HASSUM** (`orchestrate run`, policy `none`): AUROC of the first-round discrete semantic entropy and semantic
-  density for flagging a wrong answer, with percentile-bootstrap intervals, accuracy with its Wilson interval and
+  density for flagging a wrong answer, with stratified percentile-bootstrap intervals (given with at least 10 right
+  and 10 wrong answers: `semantic.discrimination`), accuracy with its Wilson interval and
   the refusals, for TruthfulQA, StrategyQA, and — closed book, question and gold answer only, converted to the
   shipped QA schema in the work folder — HotpotQA, MuSiQue and GSM8K.
 - **CGDP** (`search run`, heuristic policy): gate sets with and without `exhaustion` on HotpotQA / MuSiQue, with

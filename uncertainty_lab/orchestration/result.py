@@ -1,5 +1,6 @@
 """The policy comparison's result: per (model, policy) accuracy with its Wilson interval, refusals, cost and
-decisions; per model the AUROC of each first-round signal for a wrong answer and paired McNemar tests between
+decisions; per model the AUROC of each first-round signal for a wrong answer (with its counts and bootstrap interval,
+or the reason none is given: :mod:`..semantic.discrimination`) and paired McNemar tests between
 policies; how often the gates fired per round (and, with ``calibrate``, the thresholds chosen on the dev split).
 
 :class:`OrchestrationResult` holds the runs and builds the tables (markdown), the report (``summary.md``: its
