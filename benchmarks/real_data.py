@@ -10,7 +10,8 @@ interrupted one resumes from its journals; `--qa-sample NAME=N` sizes each data 
         [--gdelt GKG_FILES... --gdelt-nodes nodes.json] [--shipped-cascade] [--only hassum cgdp hawkes]
 
 - **HASSUM** (`orchestrate run`, policy `none`): AUROC of the first-round discrete semantic entropy and semantic
-  density for flagging a wrong answer, with percentile-bootstrap intervals, accuracy with its Wilson interval and
+  density for flagging a wrong answer, with stratified percentile-bootstrap intervals (given with at least 10 right
+  and 10 wrong answers: `semantic.discrimination`), accuracy with its Wilson interval and
   the refusals, for TruthfulQA, StrategyQA, and — closed book, question and gold answer only, converted to the
   shipped QA schema in the work folder — HotpotQA, MuSiQue and GSM8K.
 - **CGDP** (`search run`, heuristic policy): gate sets with and without `exhaustion` on HotpotQA / MuSiQue, with
@@ -63,16 +64,11 @@ def _num(x: Any) -> Any:
 
 def _auroc_ci(confidence: np.ndarray, correct: np.ndarray, n_boot: int, seed: int) -> dict[str, Any]:
     """AUROC of ``confidence`` for right vs wrong (= of the uncertainty for flagging a wrong answer) with its
-    percentile-bootstrap interval over the questions that have a value."""
-    from uncertainty_lab.semantic.evaluation import auroc, bootstrap_ci
+    evidence (``Discrimination.to_dict``: n, wrong = positives, right = negatives, missing, the stratified bootstrap
+    interval, or null and the reason below the minimum class count) over the questions that have a value."""
+    from uncertainty_lab.semantic.discrimination import discrimination
 
-    ok = np.isfinite(confidence)
-    y = correct[ok].astype(bool)
-    out = {"n": int(ok.sum()), "wrong": int((~y).sum()), "missing": int((~ok).sum())}
-    if not ok.any() or y.all() or not y.any():
-        return {**out, "estimate": None, "low": None, "high": None}
-    ci = bootstrap_ci(auroc, confidence[ok], y, n_boot=n_boot, seed=seed)
-    return {**out, "estimate": _num(ci.estimate), "low": _num(ci.low), "high": _num(ci.high)}
+    return discrimination(confidence, correct.astype(bool), resamples=n_boot, seed=seed).to_dict()
 
 
 # --- data: closed-book copies of the multi-hop and GSM8K files, in the shipped QA schema (work folder only) -------

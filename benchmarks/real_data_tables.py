@@ -10,6 +10,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from uncertainty_lab.semantic.discrimination import MIN_CLASS_COUNT, Discrimination, shortage
+
 __all__ = ["PUBLISHED", "cgdp_table", "hassum_table", "hawkes_table", "render"]
 
 #: What the papers (or their secondary sources) report; the benchmark's JSON carries a copy for the notebooks.
@@ -69,24 +71,68 @@ def _minutes(seconds: float | None) -> str:
     return "—" if seconds is None else f"{seconds / 60:.1f} min"
 
 
+#: how the intervals of rows measured before the AUROCs carried their method were made (real_data.py then called
+#: ``bootstrap_ci(auroc, ...)``: questions resampled together, one-class resamples skipped); their number of
+#: resamples and seed come from the row's signature
+LEGACY_METHOD = "percentile bootstrap over questions (right and wrong resampled together)"
+
+
+def _auroc(m: dict[str, Any], d: dict[str, Any]) -> Discrimination:
+    """One stored AUROC as a :class:`Discrimination` (older rows: method, resamples and seed from the signature)."""
+    sig = m.get("signature", {})
+    return Discrimination.from_dict(d, method=LEGACY_METHOD, resamples=sig.get("n_boot"), seed=sig.get("seed"))
+
+
+def _auroc_cell(m: dict[str, Any], g: dict[str, Any], role: str) -> str:
+    d = _auroc(m, g["auroc"][role])
+    return d.cell() + (f" (n = {d.n}, {d.missing} without a value)" if d.missing else "")
+
+
+def _published(p: dict[str, Any]) -> tuple[str, str]:
+    """The published n (wrong / right) and SE / SD AUROCs — not quoted below the minimum class count."""
+    right = p["n"] - p["wrong"]
+    why = shortage(p["wrong"], right)
+    counts = f"{p['n']} ({p['wrong']} / {right})"
+    return counts, (f"not quoted: {why}" if why else f"{p['entropy']:.3f} / {p['density']:.3f} (no interval)")
+
+
 def _hassum_row(label: str, m: dict[str, Any], g: dict[str, Any], grader: str, first: bool) -> str:
     """One measured row: ``g`` holds n, wrong, refused, accuracy and the AUROCs under ``grader``."""
     p = PUBLISHED["hassum"]["auroc"].get(m["dataset"], {})
     acc = g["accuracy"]
+    pub = _published(p) if p and first else ("", "")
     return "| " + " | ".join([
-        label, grader, str(m["n_samples"]), f"{g['n']} ({g['wrong']})", str(g["refused"]),
+        label, grader, str(m["n_samples"]), f"{g['n']} ({g['wrong']} / {g['n'] - g['wrong']})", str(g["refused"]),
         f"{acc['estimate']:.1%} [{acc['low']:.1%}, {acc['high']:.1%}]",
-        _ci(g["auroc"]["entropy"]), _ci(g["auroc"]["density"]),
-        f"{p['n']} ({p['wrong']})" if p and first else "",
-        f"{p['entropy']:.3f} / {p['density']:.3f}" if p and first else "",
+        _auroc_cell(m, g, "entropy"), _auroc_cell(m, g, "density"), *pub,
         _minutes(m.get("wall_s")) if first else ""]) + " |"
 
 
+def _interval_notes(measured: dict[str, Any]) -> list[str]:
+    """What the AUROC cells mean, and how each row's interval was made (one line per method)."""
+    methods: dict[str, list[str]] = {}
+    for m in measured.values():
+        for g in (m, *m.get("regraded", {}).values()):
+            d = _auroc(m, g["auroc"]["entropy"])
+            methods.setdefault(d.interval(), []).append(QA_NAMES[m["dataset"]])
+    lines = [f"n (wrong / right): the questions, the wrong first answers (the positives an uncertainty should flag) "
+             f"and the right ones (the negatives). An AUROC is given only with at least {MIN_CLASS_COUNT} of each "
+             "(a published one below that is not quoted: docs/papers/hassum.md §4 has it); its interval:"]
+    for how, names in methods.items():
+        old = LEGACY_METHOD in how
+        lines.append(f"- {', '.join(dict.fromkeys(names))}: {how}" + (
+            " — these rows stored no per-question scores, so the stratified interval the package now computes "
+            "(wrong and right answers resampled separately) cannot be recomputed without rerunning the measurement"
+            if old else ""))
+    return lines
+
+
 def hassum_table(measured: dict[str, Any]) -> str:
-    """One row per measured (data set, samples N, model) and grader, then the published data sets not measured."""
+    """One row per measured (data set, samples N, model) and grader, then the published data sets not measured;
+    below, what the counts mean and how each AUROC interval was made."""
     pub = PUBLISHED["hassum"]["auroc"]
-    head = ["data set", "grader", "samples N", "n (wrong)", "refused", "accuracy [95% Wilson]", "AUROC SE [95% boot]",
-            "AUROC SD [95% boot]", "published n (wrong)", "published SE / SD", "time"]
+    head = ["data set", "grader", "samples N", "n (wrong / right)", "refused", "accuracy [95% Wilson]",
+            "AUROC SE [interval]", "AUROC SD [interval]", "published n (wrong / right)", "published SE / SD", "time"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     several = len({m["model"] for m in measured.values()}) > 1
     seen = set()
@@ -100,9 +146,9 @@ def hassum_table(measured: dict[str, Any]) -> str:
             lines.append(_hassum_row(f"{label}, same answers", m, g, grader, False))
     for name, p in pub.items():
         if name not in seen:
-            lines.append(f"| {QA_NAMES[name]} | | — | not run (no file here) | | | | | {p['n']} ({p['wrong']}) | "
-                         f"{p['entropy']:.3f} / {p['density']:.3f} | |")
-    return "\n".join(lines)
+            counts, values = _published(p)
+            lines.append(f"| {QA_NAMES[name]} | | — | not run (no file here) | | | | | {counts} | {values} | |")
+    return "\n".join([*lines, "", *_interval_notes(measured)])
 
 
 def cgdp_table(measured: dict[str, Any]) -> str:

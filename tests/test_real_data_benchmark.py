@@ -58,10 +58,15 @@ def test_render_puts_measured_next_to_published(bench):
     text = tables.render(_results())
     assert text.startswith("Machine: a test machine. Last measured 2031-01-01.")
     tqa = next(line for line in text.splitlines() if line.startswith("| TruthfulQA | strict"))
-    assert "| 40 (30) | 2 | 25.0% [14.2%, 40.3%] | 0.612 [0.455, 0.770] | 0.587 [0.401, 0.752] | 90 (51) | " \
-           "0.501 / 0.634 | 5.5 min |" in tqa
-    assert "| TruthfulQA, same answers | hassum | 5 | 40 (20) | 2 | 50.0%" in text
-    assert "| StrategyQA | | — | not run (no file here) |" in text and "0.625 / 0.870" in text
+    assert "| 40 (30 / 10) | 2 | 25.0% [14.2%, 40.3%] | 0.612 [0.455, 0.770] | 0.587 [0.401, 0.752] | 90 (51 / 39) | " \
+           "0.501 / 0.634 (no interval) | 5.5 min |" in tqa
+    # the regraded row's 20 wrong of 40 is fine; a published AUROC on 6 wrong answers of 24 is not quoted
+    assert "| TruthfulQA, same answers | hassum | 5 | 40 (20 / 20) | 2 | 50.0%" in text
+    assert ("| StrategyQA | | — | not run (no file here) | | | | | 24 (6 / 18) | not quoted: 18 right answers and 6 "
+            "wrong ones; at least 10 of each are needed | |") in text and "0.870" not in text
+    # a row stored before the AUROCs carried their method: the interval is named as it was made, not recomputed
+    assert "- TruthfulQA: 95% percentile bootstrap over questions (right and wrong resampled together), resamples " \
+           "not recorded — these rows stored no per-question scores" in text
     cgdp = next(line for line in text.splitlines() if line.startswith("| hotpotqa · oracle"))
     assert "61% → 61%" in cgdp and "+58% [+55%, +61%] (2,800 → 1,176)" in cgdp and "yes: right on exactly" in cgdp
     hawkes = next(line for line in text.splitlines() if "HawkesLLM (hawkes)" in line)
@@ -101,3 +106,21 @@ def test_sample_sizes_by_data_set(bench, tmp_path):
     assert [(j.section, j.key, j.signature["sample"]) for j in jobs] == [("hassum", "truthfulqa/N5/embedded", 20)]
     with pytest.raises(SystemExit):
         runner.parse_args(["--qa-sample", "gsm9k=3"])
+
+
+def test_auroc_cells_carry_their_evidence(bench):
+    import numpy as np
+
+    tables, runner = bench
+    correct = np.arange(40) >= 30  # 30 wrong, 10 right
+    entropy = runner._auroc_ci(np.arange(40.0), correct, 200, 0)
+    assert (entropy["value"], entropy["n"], entropy["n_pos"], entropy["n_neg"]) == (1.0, 40, 30, 10)
+    density = np.where(np.arange(40) >= 33, np.nan, np.arange(40.0))  # 7 right answers without a value
+    results = _results()
+    tqa = results["hassum"]["truthfulqa/N5/embedded"]
+    tqa["auroc"] = {"entropy": entropy, "density": runner._auroc_ci(density, correct, 200, 0)}
+    text = tables.render(results)
+    row = next(line for line in text.splitlines() if line.startswith("| TruthfulQA | strict"))
+    assert ("| 1.000 [1.000, 1.000] | not given: 3 right answers and 30 wrong ones; at least 10 of each are needed "
+            "(n = 33, 7 without a value) |") in row
+    assert "- TruthfulQA: 95% stratified percentile bootstrap, 200 resamples, seed 0\n" in text

@@ -346,12 +346,23 @@ def test_calibration_run_and_auroc_table():
     assert run.confidence("discrete_semantic_entropy").tolist() == [1.0] * 4
     t = auroc_table(run, n_boot=200)
     by = {row["metric"]: row for row in t}
-    assert by["discrete_semantic_entropy"]["AUROC"] == 0.5  # constant confidence: chance
+    # 3 right answers and 1 wrong: too few of each for an AUROC, and the note says so
+    dse = by["discrete_semantic_entropy"]
+    assert math.isnan(dse["AUROC"]) and (dse["used"], dse["right"], dse["wrong"]) == (4, 3, 1)
+    assert dse["note"] == "not given: 3 right answers and 1 wrong one; at least 10 of each are needed"
     assert math.isnan(by["semantic_entropy"]["AUROC"]) and "missing for every question" in by["semantic_entropy"]["note"]
     assert by["semantic_entropy"]["missing"] == 4
+    assert "stratified percentile bootstrap, 200 resamples, seed 0" in t.title
     assert len(run.table()) == 4
     all_right = calibration_run(llm, items[:2], ["discrete_semantic_entropy"], n=2, judge="exact", progress=False)
-    assert "undefined" in auroc_table(all_right, n_boot=50)[0]["note"]
+    assert "2 right answers and 0 wrong ones" in auroc_table(all_right, n_boot=50)[0]["note"]
+    # ten right and ten wrong: the value (constant confidence: chance), its interval and the counts
+    many = [QAItem(id=f"m{i}", category="factual", question=f"Many {i}?", answers=("blue" if i < 10 else "red",))
+            for i in range(20)]
+    twenty = calibration_run(CannedLLM(lambda prompt: "blue"), many, ["discrete_semantic_entropy"], n=2,
+                             judge="exact", progress=False)
+    row = auroc_table(twenty, n_boot=100, seed=1)[0]
+    assert (row["AUROC"], row["low"], row["high"], row["used"], row["right"], row["wrong"]) == (0.5, 0.5, 0.5, 20, 10, 10)
     with pytest.raises(ValueError, match="n must be"):
         calibration_run(llm, items, ["discrete_semantic_entropy"], n=1)
     with pytest.raises(ValueError, match="items"):

@@ -1,5 +1,6 @@
 """The policy comparison's result: per (model, policy) accuracy with its Wilson interval, refusals, cost and
-decisions; per model the AUROC of each first-round signal for a wrong answer and paired McNemar tests between
+decisions; per model the AUROC of each first-round signal for a wrong answer (with its counts and bootstrap interval,
+or the reason none is given: :mod:`..semantic.discrimination`) and paired McNemar tests between
 policies; how often the gates fired per round (and, with ``calibrate``, the thresholds chosen on the dev split).
 
 :class:`OrchestrationResult` holds the runs and builds the tables (markdown), the report (``summary.md``: its
@@ -18,6 +19,7 @@ import numpy as np
 
 from ..jsonsafe import jsonable
 from ..lab import LabResult
+from ..semantic.discrimination import MIN_CLASS_COUNT, Discrimination, discrimination
 from .calibration import Calibration
 from .config import OrchestrationConfig, describe_data
 from .errors import OrchestrationError
@@ -92,17 +94,15 @@ class OrchestrationResult(LabResult):
                 str(r["final_selects"]), str(r["invalid_final"])]) + " |")
         return "\n".join(lines)
 
-    def auroc_rows(self) -> list[dict[str, Any]]:
-        """Per model and metric: AUROC of the first-round signal for telling right from wrong first-round
-        answers (= AUROC of the uncertainty for flagging a wrong one), with n, wrong and missing counts;
-        plus the ``both`` policy's concern flag when that policy ran."""
-        from ..semantic.evaluation import auroc
-
-        rows = []
+    def discriminations(self) -> list[tuple[str, str, Discrimination]]:
+        """(model, signal, AUROC with its evidence) per model and first-round signal: how well the signal tells
+        right from wrong first-round answers (= AUROC of the uncertainty for flagging a wrong one), over the
+        questions with a value; plus the ``both`` policy's concern flag as a 0/1 score when a gated policy ran.
+        Bootstrap seeded with the config's seed; no value below :data:`MIN_CLASS_COUNT` of either class."""
+        out = []
         for model in self.models:
             runs = {p: r for (m, p), r in self.runs.items() if m == model}
             run = next(iter(runs.values()))
-            labels = run.first_correct
             roles = list(run.config["coordinator"]["metrics"])
             scores = {role: run.first_signal(role) for role in roles}
             gated = [p for p in runs if policy_of(runs[p]).metrics]
@@ -110,23 +110,29 @@ class OrchestrationResult(LabResult):
                 pol = policy_of(runs["both"] if "both" in runs else runs[gated[-1]])
                 scores[f"no concern ({pol.name})"] = np.array(
                     [0.0 if pol.concerns(t.first_signals) else 1.0 for t in run.traces])
-            for name, s in scores.items():
-                ok = np.isfinite(s)
-                y = labels[ok]
-                value = float(auroc(s[ok], y)) if ok.any() else math.nan
-                rows.append({"model": model, "signal": name, "auroc": value, "n": int(ok.sum()),
-                             "wrong": int((~y).sum()), "missing": int((~ok).sum())})
-        return rows
+            out += [(model, name, discrimination(s, run.first_correct, seed=self.config.seed))
+                    for name, s in scores.items()]
+        return out
+
+    def auroc_rows(self) -> list[dict[str, Any]]:
+        """:meth:`discriminations` as rows: model, signal, ``auroc`` (NaN when not given), its interval, n,
+        ``wrong`` (positives), ``right`` (negatives), missing, the bootstrap settings and the reason."""
+        return [{"model": model, "signal": name, "auroc": float(d), **d.to_dict(), "wrong": d.n_pos, "right": d.n_neg}
+                for model, name, d in self.discriminations()]
 
     def auroc_table(self) -> str:
-        lines = ["| model | first-round signal | AUROC (wrong-answer detection) | n | wrong | missing |", "|---|---|---|---|---|---|"]
-        for r in self.auroc_rows():
-            a = "undefined (all right or all wrong)" if math.isnan(r["auroc"]) else f"{r['auroc']:.3f}"
-            lines.append(f"| {r['model']} | {r['signal']} | {a} | {r['n']} | {r['wrong']} | {r['missing']} |")
+        """The AUROC table (markdown): a value with its interval, or the sentence why none is given."""
+        found = self.discriminations()
+        lines = ["| model | first-round signal | AUROC (wrong-answer detection) [interval] | n | wrong | right | "
+                 "missing |", "|---|---|---|---|---|---|---|"]
+        lines += [f"| {m} | {name} | {d.cell()} | {d.n} | {d.n_pos} | {d.n_neg} | {d.missing} |" for m, name, d in found]
+        how = found[0][2].interval() if found else ""
         lines += ["", "AUROC = the probability that a right first answer has the higher confidence (1 − SE, SD) than "
                   "a wrong one, ties counting ½ (0.5 = no better than chance); no concern (policy) = that policy's "
                   "round-1 verdict as a 0/1 score; n = questions with a value; wrong = first answers not right among "
-                  "them; missing = questions without a value."]
+                  "them (the positives), right = the rest (the negatives); missing = questions without a value. "
+                  f"Interval: {how} (wrong and right answers resampled separately). An AUROC is given only with at "
+                  f"least {MIN_CLASS_COUNT} wrong and {MIN_CLASS_COUNT} right answers."]
         return "\n".join(lines)
 
     def paired(self) -> list[tuple[str, Any]]:

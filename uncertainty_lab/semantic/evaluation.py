@@ -9,7 +9,8 @@ HASSUM tables' framing): the pairs are the same.
 Ranking metrics also accept 2-D arrays, one resample per row, and then return one value per row; that
 is what makes :func:`bootstrap_ci` fast. Undefined values (one class only) are NaN, never a guess.
 Calibration (ECE, reliability diagram, calibrators) is in :mod:`.calibration`; grading an answer
-against gold aliases in :mod:`.correctness`.
+against gold aliases in :mod:`.correctness`; a number to print, with its class counts and interval (or the
+reason none is given), in :mod:`.discrimination`.
 """
 
 from __future__ import annotations

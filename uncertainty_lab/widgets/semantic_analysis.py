@@ -172,28 +172,25 @@ def calibration_run(llm: Any, items: Sequence[Any], metrics: Sequence[Any] | Map
 
 def auroc_table(run: CalibrationRun, labels: Sequence[str] | None = None, *, n_boot: int = 1000,
                 level: float = 0.95, seed: int = 0) -> Table:
-    """Per metric: AUROC of its confidence for predicting a right answer, with a percentile bootstrap
-    interval, over the questions where the metric is not missing (``used``; ``missing`` says how many were
-    left out). 0.5 = chance. Undefined (NaN) when the kept answers are all right or all wrong."""
-    from ..semantic.evaluation import auroc, bootstrap_ci
+    """Per metric: AUROC of its confidence for predicting a right answer (= of the uncertainty for flagging a
+    wrong one), with a stratified percentile bootstrap interval (``n_boot`` resamples, ``seed``), over the
+    questions where the metric is not missing (``used``; ``missing`` says how many were left out). 0.5 = chance.
+    Not given (NaN, and the note says why) with fewer than ``MIN_CLASS_COUNT`` right or wrong answers."""
+    from ..semantic.discrimination import METHOD, MIN_CLASS_COUNT, discrimination
 
-    y = run.correct
     rows = []
     for label in labels or run.labels:
-        c = run.confidence(label)
-        keep = ~np.isnan(c)
-        row: dict[str, Any] = {"metric": label, "AUROC": math.nan, "low": math.nan, "high": math.nan,
-                               "used": int(keep.sum()), "missing": int((~keep).sum()), "note": ""}
-        if keep.sum() == 0:
+        d = discrimination(run.confidence(label), run.correct, resamples=n_boot, level=level, seed=seed)
+        row: dict[str, Any] = {"metric": label, "AUROC": math.nan, "low": math.nan, "high": math.nan, "used": d.n,
+                               "right": d.n_neg, "wrong": d.n_pos, "missing": d.missing, "note": ""}
+        if d.n == 0:
             reasons = {r[label].details.get("missing") for r in run.results}
             row["note"] = "missing for every question: " + "; ".join(sorted(str(x) for x in reasons))
-        elif y[keep].all() or not y[keep].any():
-            row["note"] = f"undefined: the {int(keep.sum())} graded answers are all {'right' if y[keep].all() else 'wrong'}"
+        elif not d.given:
+            row["note"] = f"not given: {d.reason}"
         else:
-            ci = bootstrap_ci(auroc, c[keep], y[keep], n_boot=n_boot, level=level, seed=seed)
-            row.update({"AUROC": rounded(ci.estimate), "low": rounded(ci.low), "high": rounded(ci.high)})
-            row["note"] = f"{int(y[keep].sum())} right, {int((~y[keep]).sum())} wrong" + (
-                f"; {ci.n_skipped} one-class resamples skipped" if ci.n_skipped else "")
+            row.update({"AUROC": rounded(d.value), "low": rounded(d.low), "high": rounded(d.high)})
         rows.append(row)
-    return Table(rows, columns=["metric", "AUROC", "low", "high", "used", "missing", "note"],
-                 title=f"AUROC for predicting a right answer ({level:.0%} percentile bootstrap, {n_boot} resamples)")
+    return Table(rows, columns=["metric", "AUROC", "low", "high", "used", "right", "wrong", "missing", "note"],
+                 title=f"AUROC for predicting a right answer ({level:.0%} {METHOD}, {n_boot} resamples, seed {seed}; "
+                       f"given with at least {MIN_CLASS_COUNT} right and {MIN_CLASS_COUNT} wrong answers)")
