@@ -16,6 +16,7 @@ grader's own reading of a refusal.
 
 from __future__ import annotations
 
+import html
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -123,7 +124,7 @@ class AuditReport:
 
     def _repr_html_(self) -> str:
         tables = [self.strata_table()] + ([self.agreement_table(), self.accuracy_table()] if self.graders else [])
-        notes = "".join(f"<p>{n}</p>" for n in self.notes)
+        notes = "".join(f"<p>{html.escape(n)}</p>" for n in self.notes)
         return "".join(t._repr_html_() for t in tables) + notes
 
 

@@ -49,9 +49,11 @@ _SHA256 = re.compile(r"^[0-9a-f]{64}$")
 
 
 def answer_text(answer: str, raw: str | None) -> str:
-    """What the labeller reads: the extracted answer, then the whole completion when it says more."""
+    """What the labeller reads: the extracted answer, then the whole completion when it says more than the answer
+    (beyond spaces and a final full stop or exclamation mark)."""
     answer, raw = answer or "", (raw or "").strip()
-    return answer if not raw or raw == answer.strip() else f"{answer}\n\n[whole completion]\n{raw}"
+    same = raw.rstrip(".!").strip() == answer.strip().rstrip(".!").strip()
+    return answer if not raw or same else f"{answer}\n\n[whole completion]\n{raw}"
 
 
 def answer_hash(text: str) -> str:
