@@ -15,10 +15,12 @@ from fakes import ByQuestion
 from sklearn.metrics import cohen_kappa_score
 
 from uncertainty_lab.cli import main
+from uncertainty_lab.cli.audit import BY
 from uncertainty_lab.orchestration import run_experiment
 from uncertainty_lab.orchestration.audit_report import _grader, audit_report
 from uncertainty_lab.orchestration.hand_labels import (
     STRATA,
+    AuditAnswer,
     HandLabel,
     LabelStore,
     allocate,
@@ -95,7 +97,17 @@ def test_the_sample_is_stratified_seeded_and_grows_without_changing(run_dir):
     assert {a.stratum("category") for a in by_category} == set(answers.totals("category"))
     with pytest.raises(ValueError, match="sample of 2 cannot hold one answer of each of the 3 strata.*at least 3"):
         answers.sample(2)
-    assert STRATA == ("label", "category", "source")
+    assert STRATA == ("label", "category", "source") == BY  # the command line spells them without importing the lab
+
+
+def test_an_ungraded_answer_is_its_own_stratum(run_dir):
+    answers = load_answers(run_dir)
+    a = answers.answers[0]
+    ungraded = AuditAnswer(a.id, a.item, a.answer, a.raw, None, a.runs)
+    assert ungraded.graded == "unjudged" and ungraded.graded_correct is None and ungraded.key == a.key
+    assert ungraded.stratum("source") == "unjudged · uncertainty_lab"
+    answers.answers[0] = ungraded
+    assert answers.totals()["unjudged"] == 2 and "unjudged" in {x.graded for x in answers.sample(4)}
 
 
 # --- the labels file -----------------------------------------------------------------------------------------
@@ -296,7 +308,12 @@ def test_the_command_names_what_is_wrong(tmp_path, capsys):
     assert "no run journals in" in capsys.readouterr().err
     with pytest.raises(SystemExit):
         main(["audit", str(tmp_path), "--sample", "0"])
-    assert "must be a positive integer" in capsys.readouterr().err
+    assert "must be an integer ≥ 1" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["audit", str(tmp_path), "--seed", "-1"])
+    assert "--seed: must be an integer ≥ 0" in capsys.readouterr().err
+    assert main(["audit", str(tmp_path), "--graders", "strict", "exact"]) == 1
+    assert "--graders exact: no such grader; choose from strict," in capsys.readouterr().err
 
 
 def test_the_terminal_asks_one_answer_at_a_time_and_resumes(run_dir, monkeypatch, capsys):

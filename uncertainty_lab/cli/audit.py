@@ -97,10 +97,15 @@ def _session(args, answers: Any, store: Any) -> str | None:
 
 def cmd_audit(args) -> int:
     """Run the command; a missing run, a bad file or a bad argument is one ``error:`` line naming it, exit 1."""
-    from ..orchestration.audit_report import audit_report
+    from ..orchestration.audit_report import GRADER_NAMES, audit_report
     from ..orchestration.errors import OrchestrationError
     from ..orchestration.hand_labels import LabelStore, load_answers
 
+    unknown = [g for g in args.graders if g not in GRADER_NAMES]
+    if unknown:
+        print(f"error: --graders {' '.join(unknown)}: no such grader; choose from {', '.join(GRADER_NAMES)}",
+              file=sys.stderr)
+        return 1
     try:
         answers = load_answers(args.out_dir)
         store = LabelStore(answers.labels_path)
@@ -122,16 +127,19 @@ def cmd_audit(args) -> int:
     return 0
 
 
-def _positive(text: str) -> int:
-    import argparse
+def _at_least(low: int):
+    """An argparse type: an integer ≥ ``low``."""
+    def parse(text: str) -> int:
+        import argparse
 
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text!r}")
-    return value
+        try:
+            value = int(text)
+        except ValueError:
+            value = low - 1
+        if value < low:
+            raise argparse.ArgumentTypeError(f"must be an integer ≥ {low}, got {text!r}")
+        return value
+    return parse
 
 
 def add_parser(sub) -> None:
@@ -140,10 +148,10 @@ def add_parser(sub) -> None:
                                      "the accuracy corrected for grader error",
                        description=__doc__.split("\n\n")[0])
     p.add_argument("out_dir", metavar="OUT_DIR", help="the out_dir of `uncertainty-lab orchestrate run`")
-    p.add_argument("--sample", type=_positive, default=40, metavar="N",
+    p.add_argument("--sample", type=_at_least(1), default=40, metavar="N",
                    help="how many distinct answers to sample (default 40; a larger N with the same seed keeps the "
                         "smaller sample)")
-    p.add_argument("--seed", type=int, default=0, help="the sample's seed (default 0)")
+    p.add_argument("--seed", type=_at_least(0), default=0, help="the sample's seed (default 0)")
     p.add_argument("--by", choices=BY, default="label",
                    help="strata: the grader's label (default), or the label and the item's category / data set")
     p.add_argument("--graders", nargs="*", default=[], metavar="NAME",
@@ -154,7 +162,7 @@ def add_parser(sub) -> None:
     p.add_argument("--export", metavar="FILE", help="write the sample as a CSV to label in a spreadsheet (a new file)")
     p.add_argument("--report", action="store_true", help="only print the report of the labels so far")
     p.add_argument("--labeller", default=_user(), help="who labels (default: the login name)")
-    p.add_argument("--bootstrap", type=_positive, default=2000, metavar="B",
+    p.add_argument("--bootstrap", type=_at_least(1), default=2000, metavar="B",
                    help="bootstrap resamples for the intervals (default 2000)")
     p.set_defaults(func=cmd_audit)
 

@@ -104,7 +104,8 @@ class AuditReport:
                          "Se": round(c.se, 3), "Sp": round(c.sp, 3),
                          "corrected [bootstrap]": f"{k.estimate:.1%} [{k.low:.1%}, {k.high:.1%}]"
                          if math.isfinite(k.estimate) else "undefined (Se + Sp ≤ 1)"})
-        return Table(rows, title="accuracy as graded, and corrected for the grader's errors (Rogan–Gladen)")
+        return Table(rows, title="accuracy as graded, and corrected for the grader's errors (Rogan–Gladen; interval: "
+                                 "stratified percentile bootstrap over the hand labels and the run's answers)")
 
     def strata_table(self) -> Table:
         return Table(self.strata, title="strata: the run's answers and the hand labels in each")

@@ -24,6 +24,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from ..datasets.files import PACKAGE_SOURCE
 from ..journal import JournalFormat
 from ..seeds import derive_rng
 from .errors import OrchestrationError
@@ -103,7 +104,10 @@ class AuditAnswer:
         """The stratum: the grader's label, with ``by`` = category / source also the item's category / data set."""
         if by not in STRATA:
             raise ValueError(f"by must be one of {list(STRATA)}, got {by!r}")
-        return self.graded if by == "label" else f"{self.graded} · {self.item.get(by) or '?'}"
+        if by == "label":
+            return self.graded
+        value = self.item.get(by) or (PACKAGE_SOURCE if by == "source" else "?")  # the shipped items omit their source
+        return f"{self.graded} · {value}"
 
     def references(self, kind: str = "answers") -> list[str]:
         return [str(x) for x in (self.item.get(kind) or ())]
