@@ -348,3 +348,18 @@ def test_the_widget_labels_with_buttons_and_reports(run_dir):
     assert report.graders[0].agreement.n == 1 and "Rogan" in labeller.output.value
     again = audit_labeller(run_dir, sample=4)  # resumes: the labelled answer is not offered again
     assert first.key not in {a.key for a in again.todo} and len(again.todo) == 3
+
+
+def test_a_labels_file_that_is_not_an_export_is_refused_and_bad_rows_are_named(run_dir, tmp_path, capsys):
+    bad = tmp_path / "bad.csv"
+    bad.write_text("item,verdict\nfactual-001,c\n", encoding="utf-8")
+    assert main(["audit", str(run_dir), "--labels", str(bad)]) == 1
+    assert "--labels" in (err := capsys.readouterr().err) and "no column(s) ['answer_sha256', 'label']" in err
+    answer = load_answers(run_dir).answers[0]
+    mixed = tmp_path / "mixed.csv"
+    mixed.write_text(f"item,answer_sha256,label\n{answer.id},{answer.sha256},maybe\n{answer.id},{answer.sha256},W\n",
+                     encoding="utf-8")
+    assert main(["audit", str(run_dir), "--labels", str(mixed), "--bootstrap", "50"]) == 0
+    captured = capsys.readouterr()
+    assert "row 2: label 'maybe'" in captured.err and "imported 1 new label(s)" in captured.out
+    assert [h.label for h in LabelStore(run_dir / "audit" / "labels.jsonl").read()] == ["wrong"]

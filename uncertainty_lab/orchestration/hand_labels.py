@@ -251,9 +251,7 @@ class LabelStore:
         self.problems = []
         if not self.path.is_file():
             return []
-        if self.path.stat().st_size > MAX_LABEL_BYTES:
-            raise OrchestrationError(f"{self.path} is larger than {MAX_LABEL_BYTES >> 20} MB; it is not a labels file "
-                                     "this command wrote. Move it aside to start a new one")
+        self._check_size()
         out = []
         for i, rec in enumerate(LABEL_FORMAT.read(self.path).body):
             label = _label_of(rec)
@@ -262,6 +260,11 @@ class LabelStore:
             else:
                 out.append(label)
         return out
+
+    def _check_size(self) -> None:
+        if self.path.is_file() and self.path.stat().st_size > MAX_LABEL_BYTES:
+            raise OrchestrationError(f"{self.path} is larger than {MAX_LABEL_BYTES >> 20} MB; it is not a labels file "
+                                     "this command wrote. Move it aside to start a new one")
 
     def add(self, answer: AuditAnswer, label: str, labeller: str, *, time: str | None = None) -> HandLabel:
         """Append ``label`` (``correct`` / ``wrong`` / ``refused``, or its key c / w / r) of ``answer``."""
@@ -275,6 +278,7 @@ class LabelStore:
 
     def write(self, labels: Iterable[HandLabel]) -> None:
         """Append ``labels`` (the file is created with its header when new; nothing already there is rewritten)."""
+        self._check_size()
         _, writer = LABEL_FORMAT.open(self.path, LABEL_CONFIG, resume=True, allow_nan=False)
         with writer:
             for hand in labels:
@@ -341,6 +345,16 @@ def read_label_file(path: str | os.PathLike, labeller: str) -> tuple[list[HandLa
         raise FileNotFoundError(f"--labels {path} is not a file; pass a CSV written by --export with its label column filled")
     if path.stat().st_size > MAX_IMPORT_BYTES:
         raise ValueError(f"--labels {path} is larger than {MAX_IMPORT_BYTES >> 20} MB; pass the labelled sample only")
+    try:
+        return _read_rows(path, labeller)
+    except (csv.Error, UnicodeDecodeError) as exc:
+        raise ValueError(f"--labels {path} is not a UTF-8 CSV this command can read ({exc}); pass the file --export "
+                         "wrote, saved as CSV (UTF-8)") from None
+
+
+def _read_rows(path: Path, labeller: str) -> tuple[list[HandLabel], list[str]]:
+    import csv
+
     now = datetime.now(UTC).isoformat(timespec="seconds")
     out, problems = [], []
     with open(path, newline="", encoding="utf-8-sig") as f:
