@@ -7,7 +7,8 @@ over-sampled rare labels. Per grader: Cohen's κ over correct / wrong / refused 
 interval, the share of agreeing labels, n, and the **false passes**: the share of answers that are not right by
 hand (wrong, or a refusal where an answer was due) that the grader passed (= 1 − Sp). Per run: the accuracy as
 graded with its Wilson interval, and the Rogan–Gladen accuracy p = (p_obs + Sp − 1) / (Se + Sp − 1) with Se and Sp
-of the run's grader from the hand labels, its interval by the stratified bootstrap
+of the run's grader from the hand labels — pooled over every run of the ``out_dir``, i.e. the grader is taken to err
+alike on every policy's and model's answers —, its interval by the stratified bootstrap
 (:func:`~uncertainty_lab.semantic.agreement.corrected_accuracy`).
 
 A hand label is "right" when it is ``correct``, or ``refused`` on an item that asks to be declined — the run
