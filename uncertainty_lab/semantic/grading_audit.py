@@ -4,7 +4,8 @@
 
 Cohen's κ = (p_o − p_e) / (1 − p_e): p_o the share of answers where grader and hand label agree, p_e the share
 expected by chance from the two label distributions, Σ_k p_hand(k) · p_grader(k). κ = 1 is perfect agreement,
-0 is chance; undefined (NaN) when both put every answer in one label.
+0 is chance; undefined (NaN) when both put every answer in one label. κ itself is computed in one place,
+:func:`uncertainty_lab.semantic.agreement.cohen_kappa` (weighted, for stratified samples, and with its interval).
 """
 
 from __future__ import annotations
@@ -14,7 +15,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from ..table import Table
+from .agreement import kappa_from_confusion, weighted_confusion
 from .correctness import LABELS, AnswerGrader
 
 __all__ = ["AUDIT_GRADERS", "Agreement", "agreement", "audit_graders", "audit_table", "disagreements"]
@@ -55,25 +59,20 @@ class Agreement:
 
 
 def agreement(hand: Sequence[str], graded: Sequence[str], *, name: str = "grader",
-              labels: Sequence[str] = LABELS) -> Agreement:
+              labels: Sequence[str] = LABELS, weights: Sequence[float] | None = None) -> Agreement:
     """Agreement of ``graded`` labels with the ``hand`` labels (module doc); a label outside ``labels`` (e.g.
-    ``unjudged``) counts as a disagreement and is not a column."""
+    ``unjudged``) counts as a disagreement and is not a column. ``weights`` (one per answer: the design weights of a
+    stratified sample, :func:`~.agreement.stratum_weights`) weight ``accuracy`` and ``kappa``
+    (:func:`~.agreement.cohen_kappa`, the package's one κ); ``confusion`` counts answers, unweighted."""
     if len(hand) != len(graded):
         raise ValueError(f"hand ({len(hand)}) and graded ({len(graded)}) must have the same length")
     if not hand:
         raise ValueError("no answers to compare")
-    bad = sorted(set(hand) - set(labels))
-    if bad:
-        raise ValueError(f"hand labels {bad} are not among {list(labels)}")
-    n = len(hand)
-    confusion = {h: {g: 0 for g in labels} for h in labels}
-    for h, g in zip(hand, graded, strict=True):
-        if g in confusion[h]:
-            confusion[h][g] += 1
-    p_o = sum(h == g for h, g in zip(hand, graded, strict=True)) / n
-    p_e = sum(list(hand).count(k) / n * list(graded).count(k) / n for k in labels)
-    kappa = math.nan if math.isclose(p_e, 1.0) else (p_o - p_e) / (1.0 - p_e)
-    return Agreement(name, n, p_o, kappa, confusion, tuple(labels))
+    counts = weighted_confusion(hand, graded, labels=labels)  # checks the hand labels
+    confusion = {h: {g: int(counts[i, j]) for j, g in enumerate(labels)} for i, h in enumerate(labels)}
+    weighted = counts if weights is None else weighted_confusion(hand, graded, labels=labels, weights=weights)
+    p_o = float(np.trace(weighted[:, :len(labels)]) / weighted.sum())
+    return Agreement(name, len(hand), p_o, kappa_from_confusion(weighted), confusion, tuple(labels))
 
 
 def _default_items() -> list[Any]:

@@ -2,8 +2,10 @@
 plugin's declared parameters, so a plugin written in a notebook cell gets sliders without UI code.
 :func:`univariate_explorer` is notebook 01's self-excitation explorer (sliders for a one-node Hawkes process).
 :func:`semantic_playground` is notebook 03's semantic-uncertainty playground (sample, cluster, score).
-:func:`gate_explorer` is notebook 04's gate explorer (thresholds over a recorded run's round-1 signals)."""
+:func:`gate_explorer` is notebook 04's gate explorer (thresholds over a recorded run's round-1 signals);
+:func:`audit_labeller` its grader audit (hand labels of a run's answers, agreement, corrected accuracy)."""
 
+from .audit import AuditLabeller, audit_labeller
 from .cascade import CascadeExplorer, cascade_explorer  # noqa: F401  (notebook 02)
 from .hawkes import UnivariateExplorer, draw_univariate, univariate_explorer
 from .orchestration import GateExplorer, gate_explorer
@@ -22,6 +24,7 @@ from .search import EpisodeStepper, episode_stepper  # noqa: F401  (notebook 05)
 from .semantic import PlaygroundResult, SemanticPlayground, run_playground, semantic_playground
 
 __all__ = [
+    "AuditLabeller",
     "GateExplorer",
     "PlaygroundResult",
     "PluginPicker",
@@ -29,6 +32,7 @@ __all__ = [
     "UnivariateExplorer",
     "control_spec",
     "controls_for",
+    "audit_labeller",
     "draw_univariate",
     "from_control_value",
     "gate_explorer",
