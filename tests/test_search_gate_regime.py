@@ -22,7 +22,7 @@ from uncertainty_lab.search.environment import Action
 from uncertainty_lab.search.oracle import OracleReader
 
 QUESTION = SearchQuestion(
-    id="kiss", question="What position was held by the actress who starred in the film Kiss Ever?",
+    id="kiss", question="What position did the actress of the film Kiss Ever hold?",
     answer="Chief of Protocol", hops=2, type="bridge", supporting_ids=("doc-1", "doc-2"),
     distractor_ids=("doc-3", "doc-4"))
 DOCS = [
