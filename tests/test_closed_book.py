@@ -16,7 +16,7 @@ import pytest
 from uncertainty_lab.cli import main
 from uncertainty_lab.cli.run import _experiment
 from uncertainty_lab.configfile import read_mapping
-from uncertainty_lab.datasets import DatasetFormatError, load_strategyqa_json
+from uncertainty_lab.datasets import DatasetFormatError, load, load_strategyqa_json
 from uncertainty_lab.datasets.closed_book import load_questions
 from uncertainty_lab.datasets.gsm8k import load_gsm8k_jsonl
 from uncertainty_lab.orchestration.config import OrchestrationConfig, describe_data, select_items
@@ -26,14 +26,17 @@ DATA = ROOT / "tests" / "data"
 EXAMPLES = sorted((ROOT / "examples" / "real_data").glob("*.toml"))
 
 
-def _hotpot(path: Path) -> Path:
-    """A two-question HotpotQA file in the published layout: a comparison (yes) and a bridge question."""
+def _hotpot_rows() -> list[dict]:
+    """Two HotpotQA records in the published layout: a comparison (yes) and a bridge question."""
     ctx = [["Alpha", ["Alpha is a town.", " It has 3 bridges."]], ["Beta", ["Beta is a river."]]]
-    rows = [{"_id": "h1", "question": "Are Alpha and Beta both places?", "answer": "yes", "type": "comparison",
+    return [{"_id": "h1", "question": "Are Alpha and Beta both places?", "answer": "yes", "type": "comparison",
              "supporting_facts": [["Alpha", 0], ["Beta", 0]], "context": ctx, "level": "easy"},
             {"_id": "h2", "question": "How many bridges has Alpha?", "answer": "3", "type": "bridge",
              "supporting_facts": [["Alpha", 1]], "context": ctx, "level": "easy"}]
-    path.write_text(json.dumps(rows), encoding="utf-8")
+
+
+def _hotpot(path: Path) -> Path:
+    path.write_text(json.dumps(_hotpot_rows()), encoding="utf-8")
     return path
 
 
@@ -50,6 +53,21 @@ def test_hotpotqa_and_musique_become_closed_book_items(tmp_path):
     assert [i.answers for i in full] == [(r["answer"], *r["answer_aliases"]) for r in answerable]
     with pytest.raises(ValueError, match=r"'gdelt' is not a question loader \(it holds no questions"):
         load_questions("gdelt", tmp_path)
+
+
+def test_hotpotqa_skip_leaves_out_questions_without_all_their_paragraphs(tmp_path):
+    """missing_support="skip" (fullwiki files): a question whose retrieved context lacks a supporting paragraph, or
+    has none, is left out with its paragraphs; the rest load as in the distractor setting."""
+    rows = _hotpot_rows()
+    rows.append({**rows[1], "_id": "h3", "supporting_facts": [["Gamma", 0]]})  # Gamma was not retrieved
+    rows.append({**rows[1], "_id": "h4", "context": []})
+    path = tmp_path / "fullwiki.json"
+    path.write_text(json.dumps(rows), encoding="utf-8")
+    docs, questions = load("hotpotqa", path, missing_support="skip")
+    assert [q.id for q in questions] == ["h1", "h2"] and {d.title for d in docs} == {"Alpha", "Beta"}
+    assert load("hotpotqa", path, missing_support="skip", sample=1, seed=0)[1][0].id in ("h1", "h2")
+    with pytest.raises(ValueError, match="'Gamma' is not in the record's context"):
+        load("hotpotqa", path)
 
 
 def test_gsm8k_reads_the_final_number(tmp_path):
@@ -92,10 +110,11 @@ def test_the_cli_runs_a_closed_book_config(tmp_path, capsys):
         OrchestrationConfig(data={"loader": "gdelt", "path": str(tmp_path)})
 
 
-#: a small public-layout file for each loader the examples name (their sample sizes are dropped with them)
-SMALL = {"truthfulqa": DATA / "truthfulqa" / "TruthfulQA.csv", "strategyqa": DATA / "strategyqa" / "strategyqa_train.jsonl",
-         "hotpotqa": DATA / "hotpotqa" / "hotpot_dev_distractor_v1.json",
-         "musique": DATA / "musique" / "musique_full_v1.0_dev.jsonl"}
+#: a small public-layout file (and its split) for each loader the examples name (their sample sizes are dropped)
+SMALL = {"truthfulqa": (DATA / "truthfulqa" / "TruthfulQA.csv", None),
+         "strategyqa": (DATA / "strategyqa" / "strategyqa_train.jsonl", "train"),
+         "hotpotqa": (DATA / "hotpotqa" / "hotpot_dev_distractor_v1.json", "dev_distractor"),
+         "musique": (DATA / "musique" / "musique_full_v1.0_dev.jsonl", "dev")}
 
 
 @pytest.mark.parametrize("path", EXAMPLES, ids=[p.name for p in EXAMPLES])
@@ -108,19 +127,17 @@ def test_a_real_data_example_says_its_row_and_passes_check(path, tmp_path, capsy
     assert settings["out_dir"] == f"build/examples/real_data/{path.stem}"
     if "data" in settings:
         assert settings["data"]["path"].startswith("data/")  # the folder git ignores
-        data = {k: v for k, v in settings["data"].items() if k != "sample"}
+        data = {k: v for k, v in settings["data"].items() if k not in ("sample", "split")}
         if data["loader"] == "gsm8k":
-            small = tmp_path / "test.jsonl"
+            small, split = tmp_path / "test.jsonl", "test"
             small.write_text(json.dumps({"question": "Q?", "answer": "#### 7"}) + "\n", encoding="utf-8")
         else:
-            small = SMALL[data["loader"]]
-        settings["data"] = {**data, "path": str(small)}
+            small, split = SMALL[data["loader"]]
+        settings["data"] = {**data, "path": str(small), **({"split": split} if split else {})}
     if lab != "search" or settings["llm"] != "oracle":
         settings["llm"] = "embedded"
-    copy = tmp_path / path.name
-    copy.write_text("\n".join(f"{k} = {json.dumps(v)}" for k, v in settings.items() if not isinstance(v, dict))
-                    + "".join(f"\n{k} = {{{', '.join(f'{a} = {json.dumps(b)}' for a, b in v.items())}}}"
-                              for k, v in settings.items() if isinstance(v, dict)) + "\n", encoding="utf-8")
+    copy = tmp_path / f"{path.stem}.json"  # the same settings, the data swapped for a small file
+    copy.write_text(json.dumps(settings), encoding="utf-8")
     _experiment(lab).config_class.coerce(copy)
     if lab == "cascade":  # its --check fits the Hawkes model (seconds); tests/test_examples.py checks one already
         return
@@ -150,7 +167,7 @@ def test_the_benchmark_runs_the_example_config_of_each_row(runner, name, tmp_pat
         raise _Ran
 
     monkeypatch.setattr("uncertainty_lab.orchestration.experiment.run_experiment", fake_run)
-    args = runner.parse_args([f"--{name}", str(SMALL.get(name, DATA / "hotpotqa" / "hotpot_dev_distractor_v1.json")),
+    args = runner.parse_args([f"--{name}", str(SMALL.get(name, SMALL["hotpotqa"])[0]),
                               "--only", "hassum", "--qa-sample", f"{name}=2", "--work-dir", str(tmp_path)])
     with pytest.raises(_Ran):
         runner.plan(args)[0].run()
