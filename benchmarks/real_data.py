@@ -12,8 +12,11 @@ interrupted one resumes from its journals; `--qa-sample NAME=N` sizes each data 
 - **HASSUM** (`orchestrate run`, policy `none`): AUROC of the first-round discrete semantic entropy and semantic
   density for flagging a wrong answer, with stratified percentile-bootstrap intervals (given with at least 10 right
   and 10 wrong answers: `semantic.discrimination`), accuracy with its Wilson interval and
-  the refusals, for TruthfulQA, StrategyQA, and — closed book, question and gold answer only, converted to the
-  shipped QA schema in the work folder — HotpotQA, MuSiQue and GSM8K.
+  the refusals, for TruthfulQA, StrategyQA, GSM8K and — closed book, question and gold answer only, read by the
+  lab's own `hotpotqa` / `musique` loaders — HotpotQA and MuSiQue.
+
+Every measurement runs the documented CLI config of its row, `examples/real_data/<name>.toml` (the same settings
+`uncertainty-lab <lab> run --config` runs), with your file's path, the sample size and `--work-dir` put in.
 - **CGDP** (`search run`, heuristic policy): gate sets with and without `exhaustion` on HotpotQA / MuSiQue, with
   the oracle reader (both beliefs) and the language model (`--search-beliefs`, implicit by default: the predicate
   belief asks the model at every step, hours on a CPU); the gate's token saving next to the accuracy difference.
@@ -71,39 +74,30 @@ def _auroc_ci(confidence: np.ndarray, correct: np.ndarray, n_boot: int, seed: in
     return discrimination(confidence, correct.astype(bool), resamples=n_boot, seed=seed).to_dict()
 
 
-# --- data: closed-book copies of the multi-hop and GSM8K files, in the shipped QA schema (work folder only) -------
+# --- the documented config of each row: examples/real_data/<name>.toml ------------------------------------------
+
+EXAMPLES = HERE.parent / "examples" / "real_data"
+#: the example config of each HASSUM row (HotpotQA and MuSiQue closed book through the lab's own loaders)
+HASSUM_EXAMPLES = {"truthfulqa": "orchestrate_truthfulqa", "strategyqa": "orchestrate_strategyqa",
+                   "hotpotqa": "orchestrate_hotpotqa_closed_book", "musique": "orchestrate_musique_closed_book",
+                   "gsm8k": "orchestrate_gsm8k"}
+#: the example config of each CGDP row (oracle reader / language model)
+CGDP_EXAMPLES = {("hotpotqa", "oracle"): "search_hotpotqa_oracle", ("musique", "oracle"): "search_musique_oracle",
+                 ("hotpotqa", "llm"): "search_hotpotqa_embedded"}
+CLOSED_BOOK = ("hotpotqa", "musique")
 
 
-def _qa_record(qid: str, question: str, answer: str, aliases: tuple[str, ...], source: str) -> dict[str, Any]:
-    from uncertainty_lab.datasets.qa import NO_ALIASES, YES_ALIASES
+def example_config(name: str, **changes: Any) -> dict[str, Any]:
+    """The settings of ``examples/real_data/<name>.toml`` — the documented CLI config of a row — with ``changes``
+    (a ``data`` change updates the data table key by key: the file's path and the sample size you chose)."""
+    from uncertainty_lab.configfile import read_mapping
 
-    verdict = answer.strip().lower()
-    if verdict in ("yes", "no"):
-        gold, other = (YES_ALIASES, NO_ALIASES) if verdict == "yes" else (NO_ALIASES, YES_ALIASES)
-        return {"id": qid, "category": "yes_no_multistep", "question": question, "answers": list(gold),
-                "incorrect": list(other), "source": source}
-    return {"id": qid, "category": "factual", "question": question, "answers": [answer, *aliases], "source": source}
-
-
-def closed_book_file(name: str, path: str, work: Path) -> Path:
-    """The questions of a HotpotQA / MuSiQue file (through the package's loader) or a GSM8K JSON-lines file
-    (``question``, ``answer`` ending in ``#### <number>``) as a QA file in the shipped schema, under ``work``."""
-    if name == "gsm8k":
-        records = []
-        for n, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), start=1):
-            if line.strip():
-                rec = json.loads(line)
-                final = rec["answer"].rsplit("####", 1)[-1].strip().replace(",", "")
-                records.append(_qa_record(f"gsm8k-{n:05d}", rec["question"], final, (), "gsm8k"))
-    else:
-        from uncertainty_lab.datasets.loaders import load
-
-        _, questions = load(name, path)
-        records = [_qa_record(q.id, q.question, q.answer, tuple(q.aliases), name) for q in questions]
-    dest = work / "closed_book" / f"{name}.jsonl"
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    dest.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
-    return dest
+    config = read_mapping(EXAMPLES / f"{name}.toml")
+    data = changes.pop("data", None)
+    if data:
+        config["data"] = {**config["data"], **data}
+    config.update(changes)
+    return config
 
 
 def _slug(text: str) -> str:
@@ -142,15 +136,17 @@ def regrade_first(run: Any, method: str) -> tuple[np.ndarray, int]:
     return np.array([bool(g["correct"]) for g in grades]), sum(g.get("label") == "refused" for g in grades)
 
 
-def measure_hassum(name: str, data: dict[str, Any], n_samples: int, args: argparse.Namespace,
-                   closed_book: bool) -> dict[str, Any]:
-    """`orchestrate run` with policy `none` on ``data``: first-round AUROCs, accuracy, refusals under the lab's
-    default grader; for TruthfulQA also under HASSUM's own embedding rule (the one its published runs used)."""
+def measure_hassum(name: str, data: dict[str, Any], n_samples: int, args: argparse.Namespace) -> dict[str, Any]:
+    """`orchestrate run` with the row's example config (policy `none`) on ``data`` (the file and sample size you
+    chose): first-round AUROCs, accuracy, refusals under the lab's default grader; for TruthfulQA also under
+    HASSUM's own embedding rule (the one its published runs used; `orchestrate_truthfulqa_hassum_grader.toml`)."""
     from uncertainty_lab.orchestration.experiment import run_experiment
 
     folder = f"{name}_N{n_samples}_q{data['sample']}_{_slug(args.llm)}"
-    config = {"llm": args.llm, "seed": args.seed, "data": data, "policies": ["none"], "n_samples": n_samples,
-              "out_dir": str(args.work_dir / "hassum" / folder), "progress": False, "figure": False}
+    config = example_config(HASSUM_EXAMPLES[name], llm=args.llm, seed=args.seed, data=data, n_samples=n_samples,
+                            out_dir=str(args.work_dir / "hassum" / folder), progress=False, figure=False)
+    data = config["data"]
+    closed_book = name in CLOSED_BOOK
     result = run_experiment(config)
     (model, _), run = next(iter(result.runs.items()))
     record = {"lab": "orchestration", "dataset": name, "closed_book": closed_book, "model": model,
@@ -180,9 +176,12 @@ def measure_cgdp(name: str, data: dict[str, Any], model: str, beliefs: list[str]
     """`search run` (heuristic policy; gate sets with and without `exhaustion`) with ``model`` and ``beliefs``."""
     from uncertainty_lab.search.experiment import run_experiment
 
-    config = {"llm": model if model == "oracle" else args.llm, "seed": args.seed, "data": data, "beliefs": beliefs,
-              "policies": ["heuristic"], "gate_sets": [["fixed_budget"], ["exhaustion", "fixed_budget"]],
-              "out_dir": str(args.work_dir / "cgdp" / f"{name}_{_slug(model if model == 'oracle' else args.llm)}_q{data['sample']}"), "progress": False, "figure": False}
+    spec = model if model == "oracle" else args.llm
+    example = CGDP_EXAMPLES.get((name, model)) or CGDP_EXAMPLES[("hotpotqa", model)]
+    data = {"loader": name, **({} if name == "hotpotqa" else {"split": "dev"}), **data}
+    config = example_config(example, llm=spec, seed=args.seed, data=data, beliefs=beliefs, progress=False,
+                            figure=False, out_dir=str(args.work_dir / "cgdp" / f"{name}_{_slug(spec)}_q{data['sample']}"))
+    data = config["data"]
     result = run_experiment(config)
     conditions = []
     for r in result.summary_rows():
@@ -207,9 +206,10 @@ def measure_hawkes(label: str, data: dict[str, Any] | None, args: argparse.Names
     from uncertainty_lab.cascade.comparisons import comparison_rows
     from uncertainty_lab.cascade.experiment import run_experiment
 
-    config = {"llm": args.llm, "seed": args.seed, "selectors": ["hawkes", "recency", "random"], "ks": [3],
-              "runs": args.cascade_runs, "steps": args.cascade_steps,
-              "out_dir": str(args.work_dir / "hawkes" / f"{_slug(label)}_{_slug(args.llm)}_r{args.cascade_runs}_s{args.cascade_steps}"), "progress": False, "figure": False}
+    config = example_config("cascade_shipped", llm=args.llm, seed=args.seed, runs=args.cascade_runs,
+                            steps=args.cascade_steps, progress=False, figure=False, out_dir=str(
+                                args.work_dir / "hawkes" / f"{_slug(label)}_{_slug(args.llm)}_r{args.cascade_runs}"
+                                f"_s{args.cascade_steps}"))
     if data is not None:
         config["data"] = data
         config["n_train"] = args.gdelt_train
@@ -263,7 +263,7 @@ def plan(args: argparse.Namespace) -> list[Job]:
             path = getattr(args, name)
             for model in args.search_models if path else ():
                 sample = args.search_sample if model == "oracle" else args.search_sample_llm or args.search_sample
-                data = {"loader": name, "path": path, "sample": sample, "seed": args.seed}
+                data = {"path": path, "sample": sample, "seed": args.seed}
                 beliefs = ["implicit", "predicate"] if model == "oracle" else args.search_beliefs
                 spec = "oracle" if model == "oracle" else args.llm
                 jobs.append(Job("cgdp", f"{name}/{spec}", {"llm": spec, "seed": args.seed, "sample": sample,
@@ -285,15 +285,9 @@ def plan(args: argparse.Namespace) -> list[Job]:
 
 
 def _hassum_job(name: str, path: str, n: int, args: argparse.Namespace) -> dict[str, Any]:
-    sample = qa_sample(args, name)
-    if name in ("truthfulqa", "strategyqa"):
-        data = {"loader": name, "path": path, "sample": sample, "seed": args.seed}
-        if name == "strategyqa":
-            data["split"] = "train"
-        return measure_hassum(name, data, n, args, closed_book=False)
-    file = closed_book_file(name, path, args.work_dir)
-    data = {"loader": "shipped_qa", "path": str(file), "sample": sample, "seed": args.seed}
-    return measure_hassum(name, data, n, args, closed_book=True)
+    """One HASSUM row: its example config with your file, sample size and seed (HotpotQA, MuSiQue closed book and
+    GSM8K read by the package's loaders, as `orchestrate run` reads them)."""
+    return measure_hassum(name, {"path": path, "sample": qa_sample(args, name), "seed": args.seed}, n, args)
 
 
 def update_outputs(results: dict[str, Any], json_path: Path, md_path: Path) -> None:

@@ -28,20 +28,20 @@ NEWS_MAPPING = {"indiatimes.com": "general_news", "reuters.com": "business_finan
 
 
 def test_the_table_names_one_loader_per_data_set():
-    assert list(LOADERS) == ["truthfulqa", "strategyqa", "hotpotqa", "musique", "gdelt", "shipped_qa",
+    assert list(LOADERS) == ["truthfulqa", "strategyqa", "hotpotqa", "musique", "gsm8k", "gdelt", "shipped_qa",
                              "shipped_search", "shipped_news"]
     for name, loader in LOADERS.items():
         params = inspect.signature(loader).parameters
         for option in ("limit", "sample", "seed", "max_bytes"):
             assert params[option].kind is inspect.Parameter.KEYWORD_ONLY, (name, option)
         assert params["seed"].default == 0 and params["limit"].default is None and params["sample"].default is None
-    for name in ("strategyqa", "hotpotqa", "musique", "shipped_news"):
+    for name in ("strategyqa", "hotpotqa", "musique", "gsm8k", "shipped_news"):
         assert "split" in inspect.signature(LOADERS[name]).parameters, name
 
 
 def test_load_errors_name_what_is_wrong():
     with pytest.raises(ValueError, match=r"unknown data set 'squad'; choose from truthfulqa, strategyqa, hotpotqa, "
-                                         r"musique, gdelt, shipped_qa, shipped_search, shipped_news"):
+                                         r"musique, gsm8k, gdelt, shipped_qa, shipped_search, shipped_news"):
         load("squad")
     with pytest.raises(ValueError, match=r"'musique' reads a file you downloaded: pass its path"):
         load("musique")

@@ -3,8 +3,10 @@
 - :func:`load_qa_questions` — about 150 short-answer questions we wrote, in five categories
   (``factual``, ``ambiguous``, ``false_premise``, ``yes_no_multistep``, ``decline``); data card:
   ``datasets/data/qa_questions.md``. :func:`load_qa_jsonl` — your own question file in the shipped schema.
-- :func:`load_truthfulqa_csv`, :func:`load_strategyqa_json` — read TruthfulQA / StrategyQA files you
-  downloaded yourself into the same :class:`QAItem` form.
+- :func:`load_truthfulqa_csv`, :func:`load_strategyqa_json`, :func:`load_gsm8k_jsonl` — read TruthfulQA /
+  StrategyQA / GSM8K files you downloaded yourself into the same :class:`QAItem` form;
+  :func:`~uncertainty_lab.datasets.closed_book.load_questions` gives any question loader's items, HotpotQA and
+  MuSiQue closed book (the question and its gold answer only).
 - :func:`load_news_cascade` — 248 headlines we wrote about a fictional lunar flyby, five outlet nodes, hours
   (data card ``datasets/data/news_cascade.md``); :func:`load_gdelt` reads GDELT exports you downloaded.
 - :func:`load_search_corpus`, :func:`load_search_questions` — 300 documents about invented entities and 100
@@ -20,6 +22,7 @@ from uncertainty_lab.datasets.audit import AuditItem as AuditItem, load_grader_a
 from uncertainty_lab.datasets.files import DEFAULT_MAX_BYTES, DatasetFormatError
 from uncertainty_lab.datasets.gdelt import load_gdelt
 from uncertainty_lab.datasets.gdelt_report import GdeltEvents, GdeltReport
+from uncertainty_lab.datasets.gsm8k import load_gsm8k_jsonl
 from uncertainty_lab.datasets.loaders import LOADERS, load
 from uncertainty_lab.datasets.multihop import load_hotpotqa_json, load_musique_json
 from uncertainty_lab.datasets.news import (
@@ -65,6 +68,7 @@ __all__ = [
     "chronological_split",
     "load",
     "load_gdelt",
+    "load_gsm8k_jsonl",
     "load_hotpotqa_json",
     "load_musique_json",
     "load_news_cascade",

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 from uncertainty_lab.datasets.gdelt import load_gdelt
+from uncertainty_lab.datasets.gsm8k import load_gsm8k_jsonl
 from uncertainty_lab.datasets.multihop import load_hotpotqa_json, load_musique_json
 from uncertainty_lab.datasets.news import load_news_cascade
 from uncertainty_lab.datasets.qa import load_qa_jsonl
@@ -27,6 +28,7 @@ LOADERS: dict[str, Callable[..., Any]] = {
     "strategyqa": load_strategyqa_json,
     "hotpotqa": load_hotpotqa_json,
     "musique": load_musique_json,
+    "gsm8k": load_gsm8k_jsonl,
     "gdelt": load_gdelt,
     "shipped_qa": load_qa_jsonl,
     "shipped_search": load_search_dataset,

@@ -159,24 +159,35 @@ def load_hotpotqa_json(
     subsets. ``hops`` is the number of supporting documents, ``type`` the record's ``bridge``/``comparison``,
     ``level`` goes to ``meta``. ``missing_support``: a supporting title not in the record's context is an
     ``"error"`` (default; never happens in the distractor setting) or ``"drop"`` ped and kept in
-    ``meta["missing_support"]`` (the fullwiki setting's retrieved context may lack gold paragraphs).
+    ``meta["missing_support"]`` (the fullwiki setting's retrieved context may lack gold paragraphs), or ``"skip"``:
+    such a question — and one whose context is empty — is left out, with its paragraphs, before ``sample`` /
+    ``limit`` choose (the fullwiki questions whose every supporting paragraph was retrieved).
 
     ``split`` (:data:`HOTPOTQA_SPLITS`: ``train`` in ``hotpot_train_v1.1.json``, ``dev_distractor`` in
     ``hotpot_dev_distractor_v1.json``, ``dev_fullwiki`` in ``hotpot_dev_fullwiki_v1.json``, ``test_fullwiki``
     — no answers, refused — in ``hotpot_test_fullwiki_v1.json``) picks the file in a folder and is checked against
     a file's name. Then ``sample`` / ``limit`` choose questions.
     """
-    if missing_support not in ("error", "drop"):
-        raise ValueError(f"missing_support must be 'error' or 'drop', got {missing_support!r}")
+    if missing_support not in ("error", "drop", "skip"):
+        raise ValueError(f"missing_support must be 'error', 'drop' or 'skip', got {missing_support!r}")
     check_subset(limit, sample, seed)
     path = split_file(path, split, HOTPOTQA_SPLITS, "HotpotQA")
+    skip = missing_support == "skip"
     documents, questions = _questions(path, "_id", "HotpotQA questions", max_bytes,
-                                      functools.partial(_hotpot_question, missing_support=missing_support),
+                                      functools.partial(_hotpot_question, missing_support="drop" if skip else
+                                                        missing_support, skip_empty=skip),
                                       id_field=_hotpot_id_key)
+    if skip:
+        questions = [q for q in questions if not q.meta.get("missing_support")]
+        used = {i for q in questions for i in (*q.supporting_ids, *q.distractor_ids)}
+        documents = {k: d for k, d in documents.items() if k in used}
     return _subset(documents, questions, limit, sample, seed)
 
 
-def _hotpot_question(record: dict, rec: str, where: str, documents: _Docs, missing_support: str) -> SearchQuestion:
+def _hotpot_question(record: dict, rec: str, where: str, documents: _Docs, missing_support: str,
+                     skip_empty: bool = False) -> SearchQuestion | None:
+    if skip_empty and not record.get("context"):
+        return None  # no paragraph at all: left out with missing_support="skip"
     qid = _hotpot_id(record, where, rec)
     question = _require(record, "question", str, where, rec)
     answer = _answer(record, where, rec, "HotpotQA")
@@ -310,7 +321,7 @@ def _answer(record: dict, where: str, rec: str, dataset: str) -> str:
 
 
 def _questions(path: Path, id_key: str, what: str, max_bytes: int | None,
-               build: Callable[[dict, str, str, _Docs], SearchQuestion],
+               build: Callable[[dict, str, str, _Docs], SearchQuestion | None],
                id_field: Callable[[dict], str] | None = None) -> tuple[_Docs, list[SearchQuestion]]:
     """``(documents, questions)``: ``build(record, label, where, documents)`` for each record of the file (it adds
     the record's paragraphs to ``documents``); a question id seen twice is an error naming both records and the
@@ -320,6 +331,8 @@ def _questions(path: Path, id_key: str, what: str, max_bytes: int | None,
     seen: dict[str, str] = {}
     for rec, record in _records(path, id_key, what, max_bytes):
         q = build(record, rec, str(path), documents)
+        if q is None:
+            continue
         if q.id in seen:
             field = id_field(record) if id_field else id_key
             raise SearchDataFormatError(str(path), f"duplicate {field} {q.id!r} (first at {seen[q.id]})", record=rec,

@@ -26,7 +26,7 @@ __all__ = ["KINDS", "data_spec", "deprecated_data", "describe_data", "load_data"
 KINDS: dict[str, tuple[str, ...]] = {
     "search": ("shipped_search", "musique", "hotpotqa"),  # (documents, questions)
     "news": ("shipped_news", "gdelt"),  # NewsEvents in time order
-    "qa": ("shipped_qa", "truthfulqa", "strategyqa"),  # QAItems
+    "qa": ("shipped_qa", "truthfulqa", "strategyqa", "gsm8k", "hotpotqa", "musique"),  # QAItems (multi-hop: closed book)
 }
 _SUBSET = ("limit", "sample", "seed")
 
@@ -93,6 +93,10 @@ def load_data(spec: Any, *, kind: str, setting: str = "data", error: type[Except
     spec = data_spec(spec, kind=kind, setting=setting, error=error)
     options = {k: v for k, v in spec.items() if k not in ("loader", "path")}
     try:
+        if kind == "qa":  # short-answer questions; HotpotQA and MuSiQue closed book
+            from uncertainty_lab.datasets.closed_book import load_questions
+
+            return load_questions(spec["loader"], spec.get("path"), **options)
         return load(spec["loader"], spec.get("path"), **options)
     except (OSError, ValueError, TypeError) as exc:
         raise error(f"{setting} = {describe_data(spec)}: {exc}") from exc

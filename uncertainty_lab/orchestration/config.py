@@ -24,8 +24,9 @@ __all__ = ["DATA_LOADERS", "DEFAULT_POLICIES", "ExperimentConfig", "Orchestratio
            "load_config", "load_data", "select_items"]
 
 DEFAULT_POLICIES = ("none", "entropy_only", "density_only", "both")
-#: The loaders (:data:`uncertainty_lab.datasets.LOADERS`) whose items are short-answer questions with gold answers.
-DATA_LOADERS = ("truthfulqa", "strategyqa", "shipped_qa")
+#: The loaders (:data:`uncertainty_lab.datasets.LOADERS`) whose items are short-answer questions with gold answers
+#: (HotpotQA and MuSiQue closed book: :mod:`uncertainty_lab.datasets.closed_book`).
+DATA_LOADERS = ("truthfulqa", "strategyqa", "shipped_qa", "gsm8k", "hotpotqa", "musique")
 
 
 @dataclass
@@ -41,7 +42,8 @@ class OrchestrationConfig(LabConfig):
                                                     "and figure.png")
     policies: list[Any] = setting(list(DEFAULT_POLICIES), "policies to compare: preset names (none, entropy_only, "
                                                           "density_only, both) or policy tables")
-    data: dict[str, Any] | None = setting(None, "the questions: {loader (truthfulqa, strategyqa, shipped_qa), path "
+    data: dict[str, Any] | None = setting(None, "the questions: {loader (truthfulqa, strategyqa, shipped_qa, gsm8k; "
+                                                "hotpotqa, musique closed book: the question only), path "
                                                 "(relative to the working directory), split (where the data set has "
                                                 "splits), limit, sample, seed, ...the loader's options}; None = the "
                                                 "shipped QA set")
@@ -176,14 +178,14 @@ def _check_data(data: Any) -> None:
 def load_data(config: OrchestrationConfig) -> list[Any]:
     """The items of the configured data set (the shipped QA set when ``data`` is None, its ``categories`` checked
     by name), before the other filters."""
-    from ..datasets import load
+    from ..datasets.closed_book import load_questions
     from ..datasets.qa import load_qa_questions
 
     if config.data is None:
         return load_qa_questions(config.categories)
     options = {k: v for k, v in config.data.items() if k not in ("loader", "path")}
     try:
-        return list(load(config.data["loader"], config.data.get("path"), **options))
+        return load_questions(config.data["loader"], config.data.get("path"), **options)
     except (ValueError, OSError) as exc:
         raise ValueError(f"data ({config.data['loader']}): {exc}") from None
 
@@ -192,9 +194,13 @@ def describe_data(config: OrchestrationConfig) -> str:
     """The data setting in words, for the report."""
     if config.data is None:
         return "the shipped QA set (uncertainty_lab/datasets/data/qa_questions.jsonl)"
-    opts = ", ".join(f"{k} = {v}" for k, v in config.data.items() if k not in ("loader", "path"))
+    from ..datasets.closed_book import CLOSED_BOOK
+
+    parts = [f"{k} = {v}" for k, v in config.data.items() if k not in ("loader", "path")]
+    if config.data["loader"] in CLOSED_BOOK:
+        parts.append("closed book: the question only, none of its paragraphs")
     where = f" from {config.data['path']}" if config.data.get("path") else " (the shipped file)"
-    return f"{config.data['loader']}{where}" + (f" ({opts})" if opts else "")
+    return f"{config.data['loader']}{where}" + (f" ({', '.join(parts)})" if parts else "")
 
 
 def select_items(config: OrchestrationConfig) -> list[Any]:
