@@ -471,3 +471,79 @@ class _Handler(BaseHTTPRequestHandler):
             "eval_count": int(usage.get("completion_tokens") or timings.get("predicted_n") or 0),
             "eval_duration": int(float(timings.get("predicted_ms") or 0) * 1e6),
         }
+
+
+class Misbehaving:
+    """A loopback server at ``url`` that is *not* a working Ollama server, one ``mode`` of failing:
+
+    - ``"silent"``: accepts connections and never sends a byte;
+    - ``"drip"``: answers every request with an HTTP 200 header and then one byte of body every ``pace`` seconds,
+      never finishing (a trickling proxy);
+    - ``"html"``: HTTP 200 ``text/html`` (a web page where the server should be);
+    - ``"500"``: HTTP 500 ``text/plain`` with a short error body;
+    - ``"garbage"``: HTTP 200 JSON of the wrong shape (``{"models": ["a", "b"]}``, ``{"version": ...}``).
+    """
+
+    BODIES = {
+        "html": (200, "text/html; charset=utf-8", b"<!DOCTYPE html><html><head><title>Welcome to nginx!</title>"
+                 b"</head><body><h1>Welcome to nginx!</h1></body></html>"),
+        "500": (500, "text/plain; charset=utf-8", b"upstream exploded\n"),
+        "garbage": (200, "application/json", b'{"models": ["a", "b"], "version": "0.13.0"}'),
+    }
+
+    def __init__(self, mode: str, pace: float = 0.2):
+        import socket
+
+        if mode not in ("silent", "drip", *self.BODIES):
+            raise ValueError(f"unknown mode {mode!r}")
+        self.mode, self.pace = mode, pace
+        self._sock = socket.create_server(("127.0.0.1", 0))
+        self._conns: list[Any] = []
+        self._stopped = threading.Event()
+        threading.Thread(target=self._accept, daemon=True, name=f"misbehaving-{mode}").start()
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self._sock.getsockname()[1]}"
+
+    @property
+    def address(self) -> str:
+        """``tcp://127.0.0.1:<port>`` (for a dask scheduler setting)."""
+        return f"tcp://127.0.0.1:{self._sock.getsockname()[1]}"
+
+    def _accept(self) -> None:
+        while not self._stopped.is_set():
+            try:
+                conn, _ = self._sock.accept()
+            except OSError:
+                return
+            self._conns.append(conn)
+            if self.mode != "silent":
+                threading.Thread(target=self._answer, args=(conn,), daemon=True).start()
+
+    def _answer(self, conn) -> None:
+        try:
+            conn.recv(65536)  # the request (small: a GET)
+            if self.mode == "drip":
+                conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n")
+                while not self._stopped.wait(self.pace):
+                    conn.sendall(b" ")
+                return
+            status, kind, body = self.BODIES[self.mode]
+            head = (f"HTTP/1.1 {status} X\r\nContent-Type: {kind}\r\nContent-Length: {len(body)}\r\n"
+                    "Connection: close\r\n\r\n").encode()
+            conn.sendall(head + body)
+        except OSError:
+            pass
+
+    def close(self) -> None:
+        self._stopped.set()
+        self._sock.close()
+        for conn in self._conns:
+            conn.close()
+
+    def __enter__(self) -> Misbehaving:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()

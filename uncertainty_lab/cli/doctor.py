@@ -95,6 +95,7 @@ def check_ollama(timeout: float = 2.0) -> list[Check]:
     """The Ollama server and the default model; never required (the embedded model suffices)."""
     from ..llm.base import LLMUnavailableError
     from ..llm.ollama_backend import OllamaLLM, default_host, default_model
+    from ..untrusted import excerpt
 
     host, model = default_host(), default_model()
     try:
@@ -104,9 +105,15 @@ def check_ollama(timeout: float = 2.0) -> list[Check]:
     except ImportError as exc:
         return [Check("ollama server", False, f"the ollama client is not importable: {exc}",
                       "pip install ollama", required=False)]
-    except Exception as exc:  # down, timed out, or something that is not an Ollama server
-        reason = "" if isinstance(exc, LLMUnavailableError) else f": {str(exc).split('. ')[0]}"
-        return [Check("ollama server", False, f"not reachable at {host}{reason}",
+    except Exception as exc:  # down, timed out, or something that is not an Ollama server: say what it answered
+        answered = getattr(exc, "answered", None)
+        if answered:
+            detail = f"something answers at {host} but not as an Ollama server: {answered}"
+        elif isinstance(exc, LLMUnavailableError):
+            detail = f"not reachable at {host}"
+        else:
+            detail = f"not reachable at {host}: {excerpt(str(exc).split('. ')[0], 200, quote=False)}"
+        return [Check("ollama server", False, detail,
                       "ollama serve  (or set OLLAMA_HOST; the embedded model works without it)",
                       required=False)]
     listed = ", ".join(models) or "none pulled"

@@ -16,15 +16,24 @@ from __future__ import annotations
 import logging
 import os
 import shutil
+import socket
 import tempfile
 import uuid
 from collections.abc import Iterator, Sequence
 from typing import Any
 
+from ..untrusted import excerpt
 from .shipping import Snapshot
 from .task import Outcome, Task, run_task
 
-__all__ = ["DaskExecutor", "local_cluster"]
+__all__ = ["DaskExecutor", "local_cluster", "probe_scheduler"]
+
+#: seconds a ``tcp://`` scheduler address gets to accept a connection, and then to send dask's opening handshake
+#: (``distributed.Client`` itself can wait forever on a host that accepts and never speaks)
+PROBE_TIMEOUT = 5.0
+_SCHEDULER_FIX = ("start one with `dask scheduler` (and workers with `dask worker <address>`), check the address and "
+                  "port (the scheduler's, 8786 by default, not its dashboard's), or drop scheduler to run on a "
+                  "LocalCluster")
 
 
 def _distributed() -> Any:
@@ -43,6 +52,44 @@ def local_cluster(workers: int, folder: str) -> Any:
                                        scheduler_kwargs={"local_directory": folder})
 
 
+def probe_scheduler(address: str, timeout: float | None = None) -> None:
+    """Before ``distributed.Client`` connects: a ``tcp://`` scheduler must accept a connection and send its opening
+    handshake (a dask scheduler speaks first) within ``timeout`` seconds each, else a ValueError naming the address
+    and the fix. Other schemes (``tls://``, where the client speaks first; ``inproc://``) are left to the client."""
+    from distributed.comm.addressing import get_address_host_port, parse_address
+
+    timeout = timeout or PROBE_TIMEOUT
+    shown = excerpt(str(address), 120)
+    try:
+        scheme, _ = parse_address(address)
+        host, port = get_address_host_port(address) if scheme == "tcp" else (None, None)
+    except (ValueError, TypeError) as exc:
+        raise ValueError(f"scheduler {shown} is not a dask address such as tcp://host:8786 ({exc})") from None
+    if scheme != "tcp":
+        return
+    try:
+        conn = socket.create_connection((host, port), timeout=timeout)
+    except TimeoutError:
+        raise ValueError(f"the dask scheduler at {shown} did not accept a connection within {timeout} s; "
+                         f"{_SCHEDULER_FIX}") from None
+    except OSError as exc:
+        raise ValueError(f"no dask scheduler answers at {shown} ({exc.strerror or exc}); {_SCHEDULER_FIX}") from None
+    with conn:
+        conn.settimeout(timeout)
+        try:
+            first = conn.recv(1)
+        except TimeoutError:
+            raise ValueError(f"something at {shown} accepts connections but sent nothing within {timeout} s, so it "
+                             f"is not a dask scheduler; {_SCHEDULER_FIX}") from None
+        except OSError as exc:
+            first, why = b"", exc.strerror or str(exc)
+        else:
+            why = "it closed the connection"
+        if not first:
+            raise ValueError(f"something at {shown} accepts connections but does not speak dask's protocol ({why}); "
+                             f"{_SCHEDULER_FIX}")
+
+
 class DaskExecutor:
     """Runs tasks on the dask cluster at ``scheduler``, or on a LocalCluster of ``workers`` processes (one thread
     each; None: the CPU count) started for the run and closed after it."""
@@ -59,12 +106,12 @@ class DaskExecutor:
     def __enter__(self) -> DaskExecutor:
         distributed = _distributed()
         if self.scheduler:
+            probe_scheduler(self.scheduler)
             try:
                 self.client = distributed.Client(self.scheduler, timeout="20s")
             except OSError as exc:
-                raise ValueError(f"no dask scheduler answers at {self.scheduler} ({exc}); start one with `dask "
-                                 "scheduler` (and workers with `dask worker <address>`), or drop scheduler to run on "
-                                 "a LocalCluster") from None
+                raise ValueError(f"no dask scheduler answers at {excerpt(str(self.scheduler), 120)} ({exc}); "
+                                 f"{_SCHEDULER_FIX}") from None
         else:
             self._scratch = tempfile.mkdtemp(prefix="ul-dask-")
             self.cluster = local_cluster(self.workers, self._scratch)

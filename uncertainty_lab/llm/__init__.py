@@ -14,7 +14,7 @@ from .base import (
     sample_seed,
 )
 from .cache import CacheError, CacheWarning, CompletionCache, cache_dir, default_cache
-from .select import as_backend, get_llm, ready_backend
+from .select import as_backend, check_ready, get_llm, ready_backend
 
 __all__ = [
     "CacheError",
@@ -28,6 +28,7 @@ __all__ = [
     "TokenLogprob",
     "as_backend",
     "cache_dir",
+    "check_ready",
     "default_cache",
     "get_llm",
     "identity",

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import json
 import os
 import re
 import threading
@@ -29,6 +30,12 @@ from .base import LLMBackend, LLMCapabilityError, LLMError, LLMUnavailableError,
 DEFAULT_MODEL = "llama3.2:3b"
 DEFAULT_HOST = "http://127.0.0.1:11434"
 DEFAULT_PORT = 11434
+#: seconds in all a start-up check (:meth:`OllamaLLM.check`, ``/api/tags``) waits: a real server lists its models
+#: at once, so a host that accepts and stays silent (or drips bytes) is reported in seconds, not after ``timeout``
+CHECK_TIMEOUT = 5.0
+#: the longest server address read (httpx refuses URLs over 64 KB with a traceback; a real one is far shorter)
+MAX_HOST_CHARS = 2048
+_HOST_FIX = "set OLLAMA_HOST (or host=) to the server's address, such as http://127.0.0.1:11434, or unset it"
 LOGPROBS_SINCE = (0, 12, 11)  # the first Ollama release whose /api/chat returns logprobs
 
 
@@ -39,12 +46,15 @@ def normalise_host(host: str | None) -> str:
     text = (host or "").strip()
     if not text:
         return DEFAULT_HOST
+    if len(text) > MAX_HOST_CHARS:
+        raise ValueError(f"the Ollama host (OLLAMA_HOST or host=) is {len(text)} characters long, not a server "
+                         f"address ({_short(text)}); {_HOST_FIX}")
     scheme, sep, rest = text.partition("://")
     if sep:
         scheme = scheme.lower()
         port = {"http": 80, "https": 443}.get(scheme)
         if port is None:
-            raise ValueError(f"Ollama host {host!r} must use http:// or https://")
+            raise ValueError(f"Ollama host {_short(host)} must use http:// or https://; {_HOST_FIX}")
     else:
         scheme, rest, port = "http", text, DEFAULT_PORT
     hostport, _, path = rest.partition("/")
@@ -52,12 +62,28 @@ def normalise_host(host: str | None) -> str:
         parts = urllib.parse.urlsplit("//" + hostport)
         port = parts.port or port
     except ValueError:
-        raise ValueError(f"Ollama host {host!r} has an invalid port") from None
+        raise ValueError(f"Ollama host {_short(host)} has an invalid port; {_HOST_FIX}") from None
     name = parts.hostname or "127.0.0.1"
     if ":" in name:  # IPv6
         name = f"[{name}]"
     path = path.strip("/")
     return f"{scheme}://{name}:{port}" + (f"/{path}" if path else "")
+
+
+def _short(text: str) -> str:
+    """A host as a message may quote it: escaped, at most 80 characters."""
+    from ..untrusted import excerpt as quote
+
+    return quote(str(text), 80)
+
+
+def new_client(ollama: Any, host: str, timeout: float) -> Any:
+    """``ollama.Client`` for ``host``; an address httpx cannot use is a ValueError naming OLLAMA_HOST, not a
+    traceback."""
+    try:
+        return ollama.Client(host=host, timeout=timeout)
+    except httpx.InvalidURL as exc:
+        raise ValueError(f"the Ollama host {_short(host)} is not a usable URL ({exc}); {_HOST_FIX}") from None
 
 
 def parse_hosts(value: str | Sequence[str] | None) -> list[str]:
@@ -67,7 +93,7 @@ def parse_hosts(value: str | Sequence[str] | None) -> list[str]:
     out: list[str] = []
     for item in items:
         if not isinstance(item, str):
-            raise ValueError(f"an Ollama host must be a string like 'http://host:11434', got {item!r}")
+            raise ValueError(f"an Ollama host must be a string like 'http://host:11434', got {_short(repr(item))}")
         if item.strip() and normalise_host(item) not in out:
             out.append(normalise_host(item))
     return out
@@ -81,11 +107,15 @@ def import_ollama() -> Any:
     several servers, so the first stands in for the list while it imports."""
     with _import_lock:
         listed = os.environ.get("OLLAMA_HOST")
-        hosts = parse_hosts(listed) if listed and "," in listed else []
-        if hosts:
+        hosts = parse_hosts(listed) if listed else []  # a malformed value: a ValueError naming OLLAMA_HOST
+        if hosts and "," in listed:
             os.environ["OLLAMA_HOST"] = hosts[0]
+        else:
+            hosts = []
         try:
             import ollama
+        except httpx.InvalidURL as exc:  # the client's default from $OLLAMA_HOST
+            raise ValueError(f"OLLAMA_HOST={_short(listed or '')} is not a usable URL ({exc}); {_HOST_FIX}") from None
         finally:
             if hosts:
                 os.environ["OLLAMA_HOST"] = listed
@@ -155,8 +185,11 @@ def call_with_deadline(fn: Callable[[], Any], seconds: float, *, name: str = "de
 
 def excerpt(text: str, limit: int = 160) -> str:
     """The start of an error body in one short line: tags dropped, whitespace collapsed, cut at ``limit``."""
+    from ..untrusted import excerpt as quote
+
     flat = " ".join(re.sub(r"<[^>]*>", " ", str(text)).split())
-    return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + f"… ({len(text)} characters)"
+    shown = quote(flat[:limit], limit, quote=False)
+    return shown if len(flat) <= limit else shown[: limit - 1].rstrip() + f"… ({len(text)} characters)"
 
 
 def _version_tuple(text: str) -> tuple[int, ...]:
@@ -185,7 +218,7 @@ class OllamaLLM(LLMBackend):
 
         self._ollama = ollama
         self._client_lock = threading.Lock()
-        self._clients = {self.host: ollama.Client(host=self.host, timeout=self.timeout)}
+        self._clients = {self.host: new_client(ollama, self.host, self.timeout)}
         self._versions: dict[str, str] = {}
 
     def model_id(self) -> str:
@@ -203,7 +236,7 @@ class OllamaLLM(LLMBackend):
     def _client_for(self, host: str) -> Any:
         with self._client_lock:
             if host not in self._clients:
-                self._clients[host] = self._ollama.Client(host=host, timeout=self.timeout)
+                self._clients[host] = new_client(self._ollama, host, self.timeout)
             return self._clients[host]
 
     def _within(self, fn: Callable[[Any], Any], timeout: float, what: str) -> Any:
@@ -243,26 +276,28 @@ class OllamaLLM(LLMBackend):
         timeout = timeout or self.timeout
 
         def get(client) -> Any:
-            r = client._client.get(path, timeout=timeout)
-            r.raise_for_status()
-            return r.json()
+            response = client._client.get(path, timeout=timeout)
+            response.read()
+            return response
 
         try:
-            data = self._within(get, timeout, f"GET {path}")
+            r = self._within(get, timeout, f"GET {path}")
         except httpx.ConnectError:
             raise self._down() from None
         except httpx.TimeoutException:
             raise self._timed_out(timeout) from None
-        except httpx.HTTPStatusError as exc:
-            body = excerpt(exc.response.text, 80)
-            raise self._not_ollama(f"GET {path} answered HTTP {exc.response.status_code}"
-                                   + (f": {body}" if body else "")) from None
         except httpx.HTTPError as exc:  # the connection broke: not an HTTP server, or it crashed
-            raise self._not_ollama(f"GET {path} failed: {type(exc).__name__}: {exc}") from None
+            raise self._not_ollama(f"GET {path} failed: {type(exc).__name__}: {excerpt(str(exc), 80)}") from None
+        answered = f"GET {path} answered HTTP {r.status_code} ({r.headers.get('content-type') or 'no content type'})"
+        body = excerpt(r.text, 80) if r.content else "an empty body"
+        if not r.is_success:
+            raise self._not_ollama(f"{answered}: {body}")
+        try:
+            data = r.json()
         except ValueError:
-            raise self._not_ollama(f"GET {path} did not answer JSON") from None
+            raise self._not_ollama(f"{answered}, not JSON: {body}") from None
         if not isinstance(data, dict):
-            raise self._not_ollama(f"GET {path} did not answer a JSON object")
+            raise self._not_ollama(f"{answered}, JSON but not an object: {body}")
         return data
 
     def server_version(self) -> str:
@@ -274,11 +309,16 @@ class OllamaLLM(LLMBackend):
 
     def available_models(self, timeout: float | None = None) -> list[str]:
         """The model tags the server has pulled (``/api/tags``)."""
-        return sorted(m.get("model") or m.get("name", "") for m in self._get("/api/tags", timeout).get("models", []))
+        listed = self._get("/api/tags", timeout).get("models", [])
+        if not isinstance(listed, list) or not all(isinstance(m, dict) for m in listed):
+            raise self._not_ollama(f"GET /api/tags answered 'models': {excerpt(json.dumps(listed), 80)}, not a list of "
+                                   "model objects")
+        return sorted(str(m.get("model") or m.get("name", "")) for m in listed)
 
     def check(self, timeout: float | None = None) -> None:
-        """Raise a clear :class:`LLMUnavailableError` unless the server answers and has the model."""
-        models = self.available_models(timeout)
+        """Raise a clear :class:`LLMUnavailableError` unless the server answers and has the model, within
+        ``timeout`` seconds in all (default :data:`CHECK_TIMEOUT`: a start-up check, not a generation)."""
+        models = self.available_models(timeout or min(self.timeout, CHECK_TIMEOUT))
         if self.model not in models and f"{self.model}:latest" not in models:
             raise self._missing(models)
 
@@ -317,10 +357,12 @@ class OllamaLLM(LLMBackend):
                         "can be slow), or check that OLLAMA_HOST is an Ollama server")
 
     def _not_ollama(self, what: str) -> LLMUnavailableError:
-        return LLMUnavailableError(
+        error = LLMUnavailableError(
             f"something answers at {self.active_host()} but not as an Ollama server ({what}). Check OLLAMA_HOST "
             "(or host=), start one with `ollama serve`, or use get_llm('embedded')."
         )
+        error.answered = what  # what the server did answer (``doctor`` shows it)
+        return error
 
     # --- generation ---------------------------------------------------------------------------
     def _generate(self, messages, **kwargs):

@@ -83,14 +83,21 @@ def as_backend(spec: Any, *, what: str = "llm", error: type[Exception] = TypeErr
     return spec
 
 
+def check_ready(llm: Any, check_timeout: float | None = None) -> Any:
+    """``llm``, its server checked now when it is an Ollama backend (within ``check_timeout`` seconds in all,
+    default the backend's start-up deadline, a few seconds): a server that is down, silent, dripping or not Ollama,
+    or a model not pulled, is a clear error naming the host before any run starts."""
+    check = getattr(llm, "check", None)
+    if getattr(llm, "name", None) == "ollama" and callable(check):
+        check(timeout=check_timeout)
+    return llm
+
+
 def ready_backend(spec: Any, *, what: str = "llm", error: type[Exception] = ValueError,
                   check_timeout: float | None = None) -> Any:
-    """:func:`as_backend`, and an Ollama spec is checked now (``check_timeout`` seconds), so a server that is down
+    """:func:`as_backend`, and an Ollama spec is checked now (:func:`check_ready`), so a server that is down
     or a model not pulled is a clear error before any run starts, not a stack trace later."""
     llm = as_backend(spec, what=what, error=error)
     if not isinstance(spec, str):
         return llm
-    check = getattr(llm, "check", None)
-    if spec.startswith("ollama") and callable(check):
-        check(timeout=check_timeout)
-    return llm
+    return check_ready(llm, check_timeout)

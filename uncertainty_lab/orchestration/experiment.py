@@ -133,7 +133,7 @@ class OrchestrationExperiment(Experiment):
     def prepare(self, config: OrchestrationConfig, *, llm: Any = None) -> Context:
         """The items, judge, metrics, grader and policies, and a backend per model (``llm`` replaces
         ``config.llm``). An Ollama model's server is checked here, before any run starts."""
-        from ..llm import get_llm
+        from ..llm import check_ready, get_llm
 
         if not config.share_cache and config.executor != "serial":
             raise ValueError("share_cache = false keeps one completion cache per policy under out_dir/cache, which "
@@ -152,7 +152,7 @@ class OrchestrationExperiment(Experiment):
         by_label: dict[str, Any] = {}
         backends: dict[str, Any] = {}
         for spec in specs:
-            shared = _backend(spec, None)
+            shared = check_ready(_backend(spec, None))  # an Ollama server: checked now, in seconds
             label = getattr(shared, "label", type(shared).__name__)
             by_label[label], backends[label] = spec, shared
         return Context(items, judge, metrics, grader, policies, by_label, backends, dev)

@@ -88,16 +88,16 @@ class SearchContext:
 
 def make_llm(config: SearchConfig, questions: Sequence[SearchQuestion]) -> Any:
     """The config's model: an instance as is, the oracle reader over ``questions``, or ``get_llm(spec,
-    **llm_params)``."""
+    **llm_params)`` (an Ollama server checked now, in seconds, so ``--check`` finds it down)."""
     if not isinstance(config.llm, str):
         return config.llm
     if config.llm == "oracle":
         if config.llm_params:
             raise ValueError("llm_params do not apply to the oracle reader")
         return OracleReader(questions)
-    from ..llm import get_llm
+    from ..llm import check_ready, get_llm
 
-    return get_llm(config.llm, quiet=True, **dict(config.llm_params))
+    return check_ready(get_llm(config.llm, quiet=True, **dict(config.llm_params)))
 
 
 def check_gates(conditions: Sequence[Condition]) -> None:
