@@ -498,18 +498,19 @@ class Misbehaving:
             raise ValueError(f"unknown mode {mode!r}")
         self.mode, self.pace = mode, pace
         self._sock = socket.create_server(("127.0.0.1", 0))
+        self.port = self._sock.getsockname()[1]
         self._conns: list[Any] = []
         self._stopped = threading.Event()
         threading.Thread(target=self._accept, daemon=True, name=f"misbehaving-{mode}").start()
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self._sock.getsockname()[1]}"
+        return f"http://127.0.0.1:{self.port}"
 
     @property
     def address(self) -> str:
         """``tcp://127.0.0.1:<port>`` (for a dask scheduler setting)."""
-        return f"tcp://127.0.0.1:{self._sock.getsockname()[1]}"
+        return f"tcp://127.0.0.1:{self.port}"
 
     def _accept(self) -> None:
         while not self._stopped.is_set():
