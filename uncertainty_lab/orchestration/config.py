@@ -169,6 +169,11 @@ def _check_data(data: Any) -> None:
     path = data.get("path")
     if path is None and name != "shipped_qa":
         raise ValueError(f"data.path is missing: the {name} loader reads a file you downloaded (nothing is downloaded)")
+    if path is not None and (not isinstance(path, (str, os.PathLike)) or not os.fspath(path)):
+        from ..untrusted import excerpt
+
+        raise ValueError(f"data.path must be a file or folder name (a string in quotes), got {type(path).__name__} "
+                         f"{excerpt(repr(path))}; e.g. path = \"TruthfulQA.csv\"")
     if path is not None and not Path(path).exists():
         raise ValueError(f"data.path: no file or folder at {path} (loader {name!r}; nothing is downloaded)")
     if "split" in params and data.get("split") is None:

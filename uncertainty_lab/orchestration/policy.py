@@ -154,6 +154,12 @@ class Policy:
     def __post_init__(self):
         if isinstance(self.metrics, str):
             object.__setattr__(self, "metrics", (self.metrics,))
+        if not isinstance(self.metrics, (list, tuple)):
+            from ..untrusted import excerpt
+
+            raise ValueError(f"policy {excerpt(str(self.name))}: metrics must be a list of gates from {GATES} (or [] "
+                             f"for none), got {type(self.metrics).__name__} {excerpt(repr(self.metrics))}; e.g. "
+                             "metrics = [\"entropy\"]")
         object.__setattr__(self, "metrics", tuple(self.metrics))
         bad = [m for m in self.metrics if m not in GATES]
         if bad:
