@@ -129,6 +129,28 @@ def _short(value: Any, width: int = 60) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
+def _differing(old: Any, new: Any, width: int = 60) -> tuple[str, str]:
+    """The reprs of two values that differ, each cut to about ``width`` characters around the first character where
+    they differ (``…`` marks what was cut), so two long values that share a start still show their difference."""
+    a, b = repr(old), repr(new)
+    if len(a) <= width and len(b) <= width:
+        return a, b
+    first = len(os.path.commonprefix([a, b]))
+    start = max(0, first - width // 3)
+
+    def window(text: str) -> str:
+        return ("…" if start else "") + text[start:start + width] + ("…" if start + width < len(text) else "")
+
+    return window(a), window(b)
+
+
+def _changes_line(changes: list[tuple[str, Any, Any]], shown: int = 6) -> str:
+    """``key: file X vs now Y`` for the first ``shown`` changes, then how many more."""
+    parts = [f"{k}: file {a} vs now {b}" for k, a, b in ((k, *_differing(a, b)) for k, a, b in changes[:shown])]
+    more = f"; … and {len(changes) - shown} more" if len(changes) > shown else ""
+    return "; ".join(parts) + more
+
+
 @dataclass
 class Journal:
     """A run file as read: its ``header``, the ``body`` records in order, the ``end`` record (None while the run
@@ -217,10 +239,9 @@ class JournalFormat:
             if journal.header is not None:
                 changes = config_changes(journal.config, config)
                 if changes:
-                    detail = "; ".join(f"{k}: file {_short(a)} vs now {_short(b)}" for k, a, b in changes[:6])
                     raise self.resume_error(
                         f"cannot resume {path}: it was made with a different configuration "
-                        f"({detail}{'; …' if len(changes) > 6 else ''}). Pass the same settings "
+                        f"({_changes_line(changes)}). Pass the same settings "
                         "to continue it, resume=False to overwrite it, or another path")
                 drop_cut_tail(path, journal.good)
                 return journal, JournalWriter(path, "a", allow_nan=allow_nan)
