@@ -113,6 +113,15 @@ def excerpt(data: bytes | str, limit: int = 40, *, quote: bool = True) -> str:
     return f"'{shown}'" if quote else shown
 
 
+def listing(items: Any, shown: int = 5, *, limit: int = 40) -> str:
+    """The first ``shown`` of ``items``, each an :func:`excerpt` of at most ``limit`` characters, comma-separated,
+    then ``… and N more``: how a message lists values that came from a user or a file (a list of a million
+    categories or columns stays one short line)."""
+    items = list(items)
+    text = ", ".join(excerpt(str(i), limit) for i in items[:shown])
+    return text + (f" … and {len(items) - shown} more" if len(items) > shown else "")
+
+
 def _as_path(path: Any, what: str) -> Path:
     if isinstance(path, bytes) or not isinstance(path, (str, os.PathLike)):
         raise TypeError(f"{what} must be a path (a string), got {type(path).__name__} {excerpt(repr(path))}; "

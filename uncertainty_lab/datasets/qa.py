@@ -212,5 +212,7 @@ def _check_categories(categories, known) -> frozenset[str] | None:
     if known is not None:
         unknown = sorted(wanted - set(known))
         if unknown:
-            raise ValueError(f"categories: unknown {', '.join(map(repr, unknown))}; choose from {', '.join(known)}")
+            from ..untrusted import listing
+
+            raise ValueError(f"categories: unknown {listing(unknown)}; choose from {listing(known, 20)}")
     return wanted

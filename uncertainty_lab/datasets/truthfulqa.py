@@ -8,11 +8,13 @@ from __future__ import annotations
 import csv
 import io
 import os
+from collections import Counter
 from typing import Any
 
 from uncertainty_lab.datasets.files import DEFAULT_MAX_BYTES, DatasetFormatError, read_text
 from uncertainty_lab.datasets.qa import QAItem
 from uncertainty_lab.datasets.subset import check_subset, take
+from uncertainty_lab.untrusted import listing
 
 __all__ = ["TRUTHFULQA_COLUMNS", "load_truthfulqa_csv"]
 
@@ -58,6 +60,11 @@ def _header(reader: csv.DictReader, path, text: str) -> list[str]:
         raise DatasetFormatError(path, "empty file; expected a header row with " + ", ".join(TRUTHFULQA_COLUMNS))
     stripped = [h.strip() if h else h for h in header]
     reader.fieldnames = stripped
+    doubled = [h for h, n in Counter(stripped).items() if n > 1]
+    if doubled:
+        raise DatasetFormatError(path, f"column {listing(doubled)} appears more than once in the header (a CSV reader "
+                                 "would keep only the last); rename or remove the duplicate",
+                                 row="line 1 (header)")
     missing = [c for c in _REQUIRED if c not in stripped]
     if missing:
         hint = ""
@@ -67,7 +74,7 @@ def _header(reader: csv.DictReader, path, text: str) -> list[str]:
             hint = " (the header has tabs: TruthfulQA.csv is comma-separated)"
         raise DatasetFormatError(
             path,
-            f"missing column(s) {', '.join(map(repr, missing))}; found {', '.join(map(repr, stripped))}{hint}. "
+            f"missing column(s) {listing(missing)}; found {listing(stripped, 12)}{hint}. "
             f"A TruthfulQA CSV has the columns {', '.join(TRUTHFULQA_COLUMNS)}",
             row="line 1 (header)",
         )

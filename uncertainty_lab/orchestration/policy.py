@@ -33,6 +33,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..untrusted import excerpt, listing
+
 __all__ = ["ACTIONS", "GATES", "PRESETS", "Decision", "Policy", "Signals", "best_round", "get_policy",
            "selection_key"]
 
@@ -155,15 +157,13 @@ class Policy:
         if isinstance(self.metrics, str):
             object.__setattr__(self, "metrics", (self.metrics,))
         if not isinstance(self.metrics, (list, tuple)):
-            from ..untrusted import excerpt
-
             raise ValueError(f"policy {excerpt(str(self.name))}: metrics must be a list of gates from {GATES} (or [] "
                              f"for none), got {type(self.metrics).__name__} {excerpt(repr(self.metrics))}; e.g. "
                              "metrics = [\"entropy\"]")
         object.__setattr__(self, "metrics", tuple(self.metrics))
         bad = [m for m in self.metrics if m not in GATES]
         if bad:
-            raise ValueError(f"metrics holds {bad}; a policy gates on {GATES} (other metrics are logged by the "
+            raise ValueError(f"metrics holds {listing(bad)}; a policy gates on {GATES} (other metrics are logged by the "
                              "coordinator's metrics config, not gated)")
         if len(set(self.metrics)) != len(self.metrics):
             raise ValueError(f"metrics lists a gate twice: {self.metrics}")
@@ -322,7 +322,7 @@ def get_policy(spec: Any = "both", **overrides: Any) -> Policy:
         fields = {f.name for f in dataclasses.fields(Policy)}
         unknown = sorted(set(d) - fields)
         if unknown:
-            raise ValueError(f"unknown policy field(s) {unknown}; the fields are {sorted(fields)} (or 'preset')")
+            raise ValueError(f"unknown policy field(s) {listing(unknown)}; the fields are {sorted(fields)} (or 'preset')")
         return Policy(**{**d, **overrides})
     if isinstance(spec, str):
         if spec not in PRESETS:
@@ -332,6 +332,6 @@ def get_policy(spec: Any = "both", **overrides: Any) -> Policy:
         fields = {f.name for f in dataclasses.fields(Policy)}
         unknown = sorted(set(overrides) - fields)
         if unknown:
-            raise ValueError(f"unknown policy field(s) {unknown}; the fields are {sorted(fields)}")
+            raise ValueError(f"unknown policy field(s) {listing(unknown)}; the fields are {sorted(fields)}")
         return Policy(**{"name": spec, **PRESETS[spec], **overrides})
     raise TypeError(f"policy must be a preset name, a dict or a Policy, got {type(spec).__name__}")
