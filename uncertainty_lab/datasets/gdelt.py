@@ -25,6 +25,7 @@ from uncertainty_lab.datasets.news import NewsEvent
 from uncertainty_lab.datasets.subset import check_subset, take
 from uncertainty_lab.datasets.ties import TIES, break_ties
 from uncertainty_lab.datasets.urls import clean_text, normalise_domain, normalise_title, normalise_url, title_from_url
+from uncertainty_lab.untrusted import check_path
 
 __all__ = ["EVENTS_COLUMNS", "GKG_COLUMNS", "load_gdelt"]
 
@@ -221,12 +222,13 @@ def _expand_paths(path) -> list[Path]:
     files: list[Path] = []
     for p in items:
         if p.is_dir():
-            found = sorted(f for f in p.iterdir() if f.is_file() and re.search(r"\.(csv|tsv|txt|zip|gz)$", f.name, re.I))
+            named = sorted(f for f in p.iterdir() if re.search(r"\.(csv|tsv|txt|zip|gz)$", f.name, re.I))
+            found = [check_path(f, what="data.path") for f in named if not f.is_dir()]  # a pipe: refused, named
             if not found:
                 raise ValueError(f"{p}: the folder holds no .csv/.tsv/.txt/.zip/.gz files")
             files.extend(found)
-        elif p.is_file():
-            files.append(p)
+        elif os.path.lexists(p):
+            files.append(check_path(p, what="data.path"))  # a pipe, a device, a dangling link: said so
         else:
             raise ValueError(f"{p}: no such file or folder; download the GDELT file(s) first (nothing is fetched)")
     if not files:
