@@ -70,6 +70,13 @@ def cmd_lab(args) -> int:
             print(f"error: {target} does not exist; give a notebook or a folder of notebooks "
                   "(e.g. build/student after `make student`)", file=sys.stderr)
             return 2
+        if not target.is_dir() and not (target.is_file() and target.suffix == ".ipynb"):
+            from ..untrusted import excerpt
+
+            kind = "a file" if target.is_file() else "not a file or folder"
+            print(f"error: {excerpt(str(target), 200)} is {kind}, not a notebook (.ipynb) or a folder; give a "
+                  "notebook or a folder of notebooks (JupyterLab would serve everything next to it)", file=sys.stderr)
+            return 2
         target = lab_target(target) if target.is_dir() else target
     argv = lab_command(target, port=args.port, no_browser=args.no_browser)
     if os.environ.get(CACHE_ENV):  # kernels start in their notebook's folder: give them the cache meant here
