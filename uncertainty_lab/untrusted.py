@@ -384,6 +384,9 @@ def load_json(text: str | bytes, where: str | os.PathLike[str], *, row: str | No
     except OverflowError as exc:
         raise error(where, f"{exc}; no value the package reads is that large", row=row) from None
     bad = _lone_surrogate(value)
+    if bad is not None and row is None and isinstance(value, list):  # an array of records: name the record
+        n = next(i for i, v in enumerate(value) if _lone_surrogate(v) is not None)
+        row = f"record {n + 1}"
     if bad is not None:
         raise error(where, f"a string holds a lone surrogate escape ({bad}): not text; fix or remove it", row=row)
     return value
