@@ -9,17 +9,19 @@ hides the healthy ones.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import difflib
 import importlib
 import importlib.metadata
 import os
 import re
+import signal
 import site
 import sys
 import threading
 import warnings
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -300,17 +302,45 @@ def _entry(kind: str, name: str) -> _Entry:
     return entries[name]
 
 
+@contextlib.contextmanager
+def _ctrl_c_watch() -> Iterator[threading.Event]:
+    """An event set when a real Ctrl-C (SIGINT) arrives inside the block, which still interrupts as before; so a
+    KeyboardInterrupt a plugin raises by itself when imported is told from the user's. Off the main thread no
+    signal arrives, so the event stays clear."""
+    seen = threading.Event()
+    previous = signal.getsignal(signal.SIGINT) if threading.current_thread() is threading.main_thread() else None
+    if previous is None:  # off the main thread, or a handler not set from Python: leave it alone
+        yield seen
+        return
+
+    def handler(signum: int, frame: Any) -> None:
+        seen.set()
+        if callable(previous):  # Python's own raises KeyboardInterrupt
+            previous(signum, frame)
+        elif previous != signal.SIG_IGN:
+            raise KeyboardInterrupt
+
+    signal.signal(signal.SIGINT, handler)
+    try:
+        yield seen
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
 def _load(entry: _Entry) -> None:
     if entry.loaded:
         return
     where = f"entry point {entry.name} = {entry.target} in distribution {entry.distribution!r}"
     try:
-        obj = entry.entry_point.load() if entry.entry_point is not None else entry.obj
-        missing = _protocol_gaps(entry.kind, obj)
-    except KeyboardInterrupt:
-        raise
+        with _ctrl_c_watch() as ctrl_c:
+            obj = entry.entry_point.load() if entry.entry_point is not None else entry.obj
+            missing = _protocol_gaps(entry.kind, obj)
     except BaseException as exc:  # SystemExit and the like too: a plugin must not end the process that lists it
-        what = " (the plugin exits the process when imported)" if isinstance(exc, SystemExit) else ""
+        if isinstance(exc, KeyboardInterrupt) and ctrl_c.is_set():  # a real Ctrl-C, not the plugin's own raise
+            raise
+        what = {SystemExit: " (the plugin exits the process when imported)",
+                KeyboardInterrupt: " (the plugin raises KeyboardInterrupt itself; no Ctrl-C was pressed)"}.get(
+            type(exc), "")
         entry.error = PluginLoadError(
             f"{entry.kind} plugin {entry.name!r} failed to import ({where}): {type(exc).__name__}: {exc}{what}",
             kind=entry.kind, name=entry.name, distribution=entry.distribution, entry_point=entry.target,
