@@ -251,3 +251,11 @@ def test_a_real_ctrl_c_while_a_plugin_imports_still_interrupts(plugin_path):
     with pytest.raises(KeyboardInterrupt):
         registry.get("metrics", "slow")
     assert signal.getsignal(signal.SIGINT) is before  # the watch is undone
+
+
+def test_doctor_names_an_absurd_ollama_host_instead_of_crashing(monkeypatch):
+    monkeypatch.setenv("OLLAMA_HOST", "a" * 100_000)
+    [check] = check_ollama(timeout=1.0)
+    assert not check.ok and not check.required
+    assert "OLLAMA_HOST" in check.detail and "100000 characters" in check.detail and len(check.detail) < 300
+    assert "http://127.0.0.1:11434" in check.fix

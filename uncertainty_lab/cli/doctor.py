@@ -97,7 +97,11 @@ def check_ollama(timeout: float = 2.0) -> list[Check]:
     from ..llm.ollama_backend import OllamaLLM, default_host, default_model
     from ..untrusted import excerpt
 
-    host, model = default_host(), default_model()
+    model = default_model()
+    try:
+        host = default_host()
+    except ValueError as exc:  # a malformed OLLAMA_HOST: the message names it and the fix
+        return [Check("ollama server", False, str(exc).split("; ")[0], str(exc).split("; ", 1)[-1], required=False)]
     try:
         llm = OllamaLLM(model=model, host=host, timeout=timeout)
         models = llm.available_models(timeout=timeout)
