@@ -113,12 +113,12 @@ def excerpt(data: bytes | str, limit: int = 40, *, quote: bool = True) -> str:
     return f"'{shown}'" if quote else shown
 
 
-def listing(items: Any, shown: int = 5, *, limit: int = 40) -> str:
+def listing(items: Any, shown: int = 5, *, limit: int = 40, quote: bool = True) -> str:
     """The first ``shown`` of ``items``, each an :func:`excerpt` of at most ``limit`` characters, comma-separated,
     then ``… and N more``: how a message lists values that came from a user or a file (a list of a million
     categories or columns stays one short line)."""
     items = list(items)
-    text = ", ".join(excerpt(str(i), limit) for i in items[:shown])
+    text = ", ".join(excerpt(str(i), limit, quote=quote) for i in items[:shown])
     return text + (f" … and {len(items) - shown} more" if len(items) > shown else "")
 
 

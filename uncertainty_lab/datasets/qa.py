@@ -214,5 +214,5 @@ def _check_categories(categories, known) -> frozenset[str] | None:
         if unknown:
             from ..untrusted import listing
 
-            raise ValueError(f"categories: unknown {listing(unknown)}; choose from {listing(known, 20)}")
+            raise ValueError(f"categories: unknown {listing(unknown)}; choose from {listing(known, 20, quote=False)}")
     return wanted
