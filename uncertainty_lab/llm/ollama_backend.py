@@ -285,7 +285,7 @@ class OllamaLLM(LLMBackend):
         except httpx.ConnectError:
             raise self._down() from None
         except httpx.TimeoutException:
-            raise self._timed_out(timeout) from None
+            raise self._timed_out(timeout, f"GET {path}") from None
         except httpx.HTTPError as exc:  # the connection broke: not an HTTP server, or it crashed
             raise self._not_ollama(f"GET {path} failed: {type(exc).__name__}: {excerpt(str(exc), 80)}") from None
         answered = f"GET {path} answered HTTP {r.status_code} ({r.headers.get('content-type') or 'no content type'})"
@@ -352,9 +352,14 @@ class OllamaLLM(LLMBackend):
 
     def _timed_out(self, timeout: float | None = None, what: str = "") -> LLMError:
         waited = timeout or self.timeout
+        if what.startswith("GET"):  # the server's facts: a real server answers at once, whatever the model
+            fix = ("a running Ollama server answers this at once: check that OLLAMA_HOST (or host=) names an Ollama "
+                   "server and that it is not stuck, or use get_llm('embedded')")
+        else:
+            fix = "raise `timeout` (a first call loads the model and can be slow), or check that OLLAMA_HOST is an " \
+                  "Ollama server"
         return LLMError(f"the Ollama server at {self.active_host()} did not answer within {waited} s"
-                        + (f" ({what})" if what else "") + "; raise `timeout` (a first call loads the model and "
-                        "can be slow), or check that OLLAMA_HOST is an Ollama server")
+                        + (f" ({what})" if what else "") + f"; {fix}")
 
     def _not_ollama(self, what: str) -> LLMUnavailableError:
         error = LLMUnavailableError(
