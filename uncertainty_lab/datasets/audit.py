@@ -55,7 +55,10 @@ def _item(record, row: str, where: str) -> AuditItem:
     missing = [k for k in _FIELDS if k not in record]
     unknown = sorted(set(record) - set(_FIELDS))
     if missing or unknown:
-        raise DatasetFormatError(where, f"fields {missing} are missing and {unknown} unknown; the schema has "
+        from ..untrusted import listing
+
+        raise DatasetFormatError(where, f"fields [{listing(missing)}] are missing and [{listing(unknown)}] unknown; "
+                                 "the schema has "
                                  f"{', '.join(_FIELDS)}", row=row)
     for name, allowed in (("label", AUDIT_LABELS), ("split", AUDIT_SPLITS), ("style", AUDIT_STYLES), ("failure_mode", FAILURE_MODES)):
         if record[name] not in allowed:
