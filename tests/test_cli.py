@@ -456,8 +456,18 @@ def test_run_without_bars_logs_one_line_per_unit_and_lists_every_file(tmp_path, 
     n_units = len(cli._experiment("search").config_class.from_mapping({"beliefs": ["implicit"]}).conditions())
     logged = [ln for ln in captured.err.splitlines() if ln.startswith("[")]
     assert [ln.split("]")[0] for ln in logged] == [f"[{i}/{n_units}" for i in range(1, n_units + 1)]
-    wrote = captured.out.split("wrote: ")[1]
-    assert str(tmp_path / "out" / "summary.md") in wrote and wrote.count(".jsonl") == n_units
+    wrote = captured.out.split("wrote:\n")[1].splitlines()
+    assert f"  {tmp_path / 'out' / 'summary.md'}" in wrote and sum(ln.endswith(".jsonl") for ln in wrote) == n_units
+
+
+def test_hundreds_of_run_files_are_one_line():
+    from pathlib import Path
+
+    from uncertainty_lab.cli.run import wrote
+
+    out = Path("/r")
+    paths = [out / "summary.md", *(out / "episodes" / f"c{c}" / f"q{i}.jsonl" for c in range(4) for i in range(100))]
+    assert wrote(paths).splitlines() == ["wrote:", "  /r/summary.md", "  400 run files under /r/episodes"]
 
 
 def test_ctrl_c_during_a_run_says_how_to_resume(tmp_path, capsys, monkeypatch):
@@ -578,3 +588,12 @@ def test_readme_plugin_tables_are_the_generated_ones():
     assert section.strip() == cli.builtin_plugins_markdown().strip()
     for kind in registry.KINDS:
         assert f"**{kind}**" in section
+
+
+@pytest.mark.parametrize("command", [[], ["plugins"], ["doctor"], ["cache"], ["lab"], ["audit"], ["cascade", "run"],
+                                     ["orchestrate", "run"], ["search", "run"]])
+def test_help_shows_no_restructuredtext(command, capsys):
+    with pytest.raises(SystemExit):
+        main([*command, "--help"])
+    out = capsys.readouterr().out
+    assert "usage: uncertainty-lab" in out and "`" not in out and ":func:" not in out
