@@ -424,13 +424,14 @@ def test_parse_yes_no(reply, verdict):
 
 
 def test_llm_judge_reports_unparsed_replies_and_callers_count_them():
-    reply = "I am not sure about that."
+    reply = "The answer to this question is"
     stub = CannedLLM(lambda prompt: reply)
     res = check_answer("Sydney", ["Canberra"], "llm", llm=stub, question="Capital of Australia?")
     assert res.correct is None and not res.judged and "unparsed" in res.evidence and res.raw == reply
+    assert res.uncertain and res.label == "uncertain"
     assert "Canberra" in stub.prompts[-1] and "Capital of Australia?" in stub.prompts[-1]
     results = [Correctness(True, "llm", ""), res, Correctness(False, "llm", "")]
-    with pytest.raises(ValueError, match="1 of 3 answers are unjudged"):
+    with pytest.raises(ValueError, match=r"1 of 3 answers are unjudged \(labels: .*'uncertain': 1"):
         correctness_labels(results)
     labels, kept = correctness_labels(results, unjudged="drop")
     np.testing.assert_array_equal(labels, [True, False])
