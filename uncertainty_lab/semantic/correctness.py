@@ -19,9 +19,9 @@ from typing import Any
 
 import numpy as np
 
+from .graders import from_decision
 from .grades import GRADE_LABELS, Correctness, Grader, grade_many, label_counts, references
 from .grading_rules import Decision
-from .graders import from_decision
 from .llm_judge import JUDGE_SYSTEM, parse_verdict
 from .text import normalise_answer
 
