@@ -45,7 +45,7 @@ class OrchestrationResult(LabResult):
 
     def __post_init__(self):
         if self.grader is None:
-            self.grader = QAGrader(**self.config.grading)
+            self.grader = QAGrader.from_setting(self.config.grading)
 
     @property
     def models(self) -> list[str]:
@@ -64,7 +64,8 @@ class OrchestrationResult(LabResult):
             acts = run.action_counts()
             rows.append({
                 "model": model, "policy": policy, "n": len(run), "correct": ci.successes,
-                "refused": run.label_counts()["refused"], "accuracy": ci.estimate,
+                "refused": run.label_counts()["refused"], "uncertain": run.label_counts()["uncertain"],
+                "accuracy": ci.estimate,
                 "ci_low": ci.low, "ci_high": ci.high, "calls_per_question": float(run.model_calls.mean()),
                 "generated_per_question": float(np.mean([t.model_calls - t.cached_calls for t in run.traces])),
                 "wall_s_per_question": float(run.wall_time.mean()), "rounds_per_question": float(run.n_rounds.mean()),
@@ -85,7 +86,8 @@ class OrchestrationResult(LabResult):
         for r in self.summary_rows():
             lines.append("| " + " | ".join([
                 r["model"], r["policy"], str(r["n"]),
-                f"{r['accuracy']:.1%} [{r['ci_low']:.1%}, {r['ci_high']:.1%}] ({r['correct']}/{r['n']})",
+                f"{r['accuracy']:.1%} [{r['ci_low']:.1%}, {r['ci_high']:.1%}] ({r['correct']}/{r['n'] - r['uncertain']})"
+                + (f", {r['uncertain']} uncertain" if r["uncertain"] else ""),
                 str(r["refused"]), f"{r['calls_per_question']:.1f}", f"{r['generated_per_question']:.1f}",
                 f"{r['wall_s_per_question']:.2f}", f"{r['rounds_per_question']:.2f}",
                 str(r["accepted_first_round"]), f"{r['reprompts']}/{r['reassigns']}/{r['delegations']}",
@@ -102,7 +104,7 @@ class OrchestrationResult(LabResult):
         for model in self.models:
             runs = {p: r for (m, p), r in self.runs.items() if m == model}
             run = next(iter(runs.values()))
-            labels = run.first_correct
+            labels, kept = run.decided(first=True)  # a question graded uncertain has no label: missing below
             roles = list(run.config["coordinator"]["metrics"])
             scores = {role: run.first_signal(role) for role in roles}
             gated = [p for p in runs if policy_of(runs[p]).metrics]
@@ -111,11 +113,12 @@ class OrchestrationResult(LabResult):
                 scores[f"no concern ({pol.name})"] = np.array(
                     [0.0 if pol.concerns(t.first_signals) else 1.0 for t in run.traces])
             for name, s in scores.items():
+                s = s[kept]
                 ok = np.isfinite(s)
                 y = labels[ok]
                 value = float(auroc(s[ok], y)) if ok.any() else math.nan
                 rows.append({"model": model, "signal": name, "auroc": value, "n": int(ok.sum()),
-                             "wrong": int((~y).sum()), "missing": int((~ok).sum())})
+                             "wrong": int((~y).sum()), "missing": int((~ok).sum()) + len(run) - len(kept)})
         return rows
 
     def auroc_table(self) -> str:
@@ -126,7 +129,7 @@ class OrchestrationResult(LabResult):
         lines += ["", "AUROC = the probability that a right first answer has the higher confidence (1 − SE, SD) than "
                   "a wrong one, ties counting ½ (0.5 = no better than chance); no concern (policy) = that policy's "
                   "round-1 verdict as a 0/1 score; n = questions with a value; wrong = first answers not right among "
-                  "them; missing = questions without a value."]
+                  "them; missing = questions without a value or graded uncertain."]
         return "\n".join(lines)
 
     def paired(self) -> list[tuple[str, Any]]:

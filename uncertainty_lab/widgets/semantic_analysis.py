@@ -118,6 +118,13 @@ class CalibrationRun:
 
     @property
     def correct(self) -> np.ndarray:
+        """Whether each graded answer is right; an error naming the count when the grader was uncertain on some
+        (an uncertain grading is neither right nor wrong: never counted as wrong)."""
+        unsure = [i for i, g in enumerate(self.grades) if g.correct is None]
+        if unsure:
+            raise ValueError(f"{len(unsure)} of {len(self.grades)} answers were graded uncertain (e.g. question "
+                             f"{self.items[unsure[0]].id!r}: {self.grades[unsure[0]].evidence}); use a grader that "
+                             "decides, or drop those questions")
         return np.array([bool(g.correct) for g in self.grades], dtype=bool)
 
     def confidence(self, label: str) -> np.ndarray:
@@ -132,7 +139,8 @@ class CalibrationRun:
         for item, s, g, r in zip(self.items, self.samples, self.grades, self.results, strict=True):
             answer = " ".join(s.texts[0].split()) if s.n else ""
             row: dict[str, Any] = {"id": item.id, "answer (sample 0)": answer[:70] + ("…" if len(answer) > 70 else ""),
-                                   "gold": item.answers[0], "correct": bool(g.correct)}
+                                   "gold": item.answers[0],
+                                   "correct": g.label if g.correct is None else bool(g.correct)}
             row.update({label: rounded(r[label].confidence) for label in labels})
             rows.append(row)
         return Table(rows, columns=["id", "answer (sample 0)", "gold", "correct", *labels],
