@@ -160,10 +160,14 @@ class OrchestrationRun:
 
     def accuracy_ci(self, level: float = 0.95):
         """Accuracy with its Wilson interval (:func:`uncertainty_lab.semantic.evaluation.accuracy_ci`) over the
-        answers the grader decided on (``label_counts()["uncertain"]`` says how many it could not)."""
-        from ..semantic.evaluation import accuracy_ci
+        answers the grader decided on (``label_counts()["uncertain"]`` says how many it could not; none decided:
+        NaN, 0 of 0)."""
+        from ..semantic.evaluation import ProportionCI, accuracy_ci
 
-        return accuracy_ci(self.decided()[0], level=level)
+        labels = self.decided()[0]
+        if not labels.size:
+            return ProportionCI(0, 0, math.nan, math.nan, math.nan, level, "Wilson")
+        return accuracy_ci(labels, level=level)
 
     @property
     def model_calls(self) -> np.ndarray:

@@ -139,6 +139,10 @@ class AnswerGrader:
         return getattr(self._plugin, "label", None) or self.method
 
     @property
+    def summary(self) -> str:
+        return getattr(self._plugin, "summary", "") or ""
+
+    @property
     def reads_incorrect(self) -> bool:
         return bool(getattr(self._plugin, "reads_incorrect", False))
 
