@@ -70,11 +70,13 @@ def _minutes(seconds: float | None) -> str:
 
 
 def _hassum_row(label: str, m: dict[str, Any], g: dict[str, Any], grader: str, first: bool) -> str:
-    """One measured row: ``g`` holds n, wrong, refused, accuracy and the AUROCs under ``grader``."""
+    """One measured row: ``g`` holds n, wrong, refused, accuracy and the AUROCs under ``grader`` (and the count
+    the grader was ``uncertain`` on, shown when there are any)."""
     p = PUBLISHED["hassum"]["auroc"].get(m["dataset"], {})
     acc = g["accuracy"]
     return "| " + " | ".join([
-        label, grader, str(m["n_samples"]), f"{g['n']} ({g['wrong']})", str(g["refused"]),
+        label, grader, str(m["n_samples"]), f"{g['n']} ({g['wrong']})"
+        + (f", {g['uncertain']} uncertain" if g.get("uncertain") else ""), str(g["refused"]),
         f"{acc['estimate']:.1%} [{acc['low']:.1%}, {acc['high']:.1%}]",
         _ci(g["auroc"]["entropy"]), _ci(g["auroc"]["density"]),
         f"{p['n']} ({p['wrong']})" if p and first else "",
