@@ -24,11 +24,15 @@ from machine import machine
 
 
 def _subset_accuracy(hand: list[str], graded: list[str]) -> dict[str, float]:
+    """On the answers hand-labelled correct or wrong: the grader's accuracy (uncertain counts as a miss), the
+    share a constant majority guess gets, and the accuracy on those the grader decided (``decided`` of them)."""
     pairs = [(h, g) for h, g in zip(hand, graded, strict=True) if h in ("correct", "wrong")]
     n = len(pairs)
+    decided = [(h, g) for h, g in pairs if g in ("correct", "wrong")]
     majority = Counter(h for h, _ in pairs).most_common(1)[0][1] / n if n else float("nan")
     return {"n": n, "accuracy": sum(h == g for h, g in pairs) / n if n else float("nan"),
-            "majority_guess": majority}
+            "majority_guess": majority, "decided": len(decided),
+            "accuracy_decided": sum(h == g for h, g in decided) / len(decided) if decided else float("nan")}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -146,8 +146,11 @@ def test_the_judge_prompt_shows_question_references_and_answer():
     ("CORRECT", "correct", True), ("Wrong.", "wrong", True), ("UNSURE", "uncertain", True),
     ("Verdict: INCORRECT", "wrong", True), ("WRONG. The correct answer is Canberra.", "wrong", True),
     ("The proposed answer is correct.", "correct", True), ("The answer is not correct", "wrong", True),
-    ("It isn't wrong", "correct", True), ("I'm not sure.", "uncertain", True), ("yes", "correct", True),
-    ("It is correct, or wrong.", "uncertain", False), ("The answer to this question is", "uncertain", False),
+    ("It isn't wrong", "correct", True), ("I'm not sure.", "uncertain", True), ("yes", "correct", True), ("No.", "wrong", True),
+    ("No, cats do not react to hats.", "uncertain", False),
+    ("CORRECT, WRONG or UNSURE", "uncertain", False), ("Correct or wrong or unsure.", "uncertain", False),
+    ("CORRECT, WRONG or UNSU", "uncertain", False), ("Verdict: wrong/correct", "uncertain", False),
+    ("WRONG. It is not correct, I am sure.", "wrong", True),     ("It is correct, or wrong.", "uncertain", False), ("The answer to this question is", "uncertain", False),
     ("", "uncertain", False),
 ])
 def test_verdicts_are_parsed_leniently_and_garbage_is_uncertain(reply, label, parsed):

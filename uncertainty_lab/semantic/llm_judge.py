@@ -42,19 +42,24 @@ _VERDICT = {"correct": "correct", "right": "correct", "true": "correct", "yes": 
             "wrong": "wrong", "incorrect": "wrong", "false": "wrong", "no": "wrong",
             "unsure": "uncertain", "uncertain": "uncertain", "unknown": "uncertain", "undecided": "uncertain",
             "unclear": "uncertain"}
+_YES_NO = frozenset({"yes", "no"})  # a verdict only alone: "No, cats do not …" answers the quiz question itself
 _EXPLICIT = frozenset({"correct", "wrong", "incorrect", "unsure", "uncertain"})
 _NEGATION = frozenset({"not", "never", "isn't", "isnt", "is't", "n't"})
 _UNSURE_PHRASES = re.compile(r"\b(?:not sure|don'?t know|do not know|can(?:no|')?t (?:tell|say|determine|be sure))\b")
 _FLIP = {"correct": "wrong", "wrong": "correct", "uncertain": "uncertain"}
+_ECHO = re.compile(r"\W*(?:verdict\W*)?(correct|wrong|incorrect|unsure)\s*(?:,|/|\bor\b)\s*(?:or\s+)?"
+                   r"(correct|wrong|incorrect|unsure)")
 _LEAD = frozenset({"verdict", "answer", "final", "my", "the", "is", "grade", "label"})
 
 
 def parse_verdict(reply: str) -> tuple[str, bool]:
     """``(label, parsed)``: the judge's reply as ``correct``, ``wrong`` or ``uncertain``, read leniently.
 
+    0. A reply that opens by echoing the options ("CORRECT, WRONG or UNSURE", cut short or not) has no verdict.
     1. The first word, after a lead-in such as "Verdict:", decides when it is a verdict word: CORRECT / right /
-       true / yes → correct; WRONG / INCORRECT / false / no → wrong; UNSURE / uncertain / unknown → uncertain
-       ("WRONG. The correct answer is Canberra" is wrong).
+       true → correct; WRONG / INCORRECT / false → wrong; UNSURE / uncertain / unknown → uncertain ("WRONG. The
+       correct answer is Canberra" is wrong); a bare "yes" / "no" (the whole reply) → correct / wrong, but not a
+       leading one ("No, cats do not react" is the model answering the quiz question itself).
     2. Otherwise "not sure", "don't know", "cannot tell" → uncertain; else the explicit verdict words (correct,
        wrong, incorrect, unsure), each flipped by a negation among the two words before it ("not correct" →
        wrong), must all agree.
@@ -63,8 +68,11 @@ def parse_verdict(reply: str) -> tuple[str, bool]:
     """
     text = reply.lower().replace("’", "'") if isinstance(reply, str) else ""
     words = re.findall(r"[a-z']+", text)
+    echo = _ECHO.match(text)
+    if echo and echo.group(1) != echo.group(2):  # the reply echoes the options ("CORRECT, WRONG or UNSU"): no verdict
+        return "uncertain", False
     lead = next((w for w in words if w not in _LEAD), None)
-    if lead in _VERDICT:
+    if lead in _VERDICT and (lead not in _YES_NO or len(words) == 1):
         return _VERDICT[lead], True
     if _UNSURE_PHRASES.search(text):
         return "uncertain", True
