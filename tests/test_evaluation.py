@@ -29,6 +29,7 @@ from uncertainty_lab.semantic.correctness import (
     check_answer,
     correctness_labels,
     is_correct,
+    parse_verdict,
     parse_yes_no,
 )
 from uncertainty_lab.semantic.evaluation import (
@@ -447,7 +448,8 @@ def test_llm_judge_through_the_real_embedded_backend():
     grader = AnswerGrader("llm", llm=llm, max_tokens=12)
     res = grader.check("Canberra", ["Canberra"], question="What is the capital of Australia?")
     assert res.method == "llm" and isinstance(res.raw, str) and res.raw.strip()
-    assert res.correct is parse_yes_no(res.raw)  # whatever the weak model says, it is parsed, not guessed
+    label, parsed = parse_verdict(res.raw)  # whatever the weak model says, it is parsed, not guessed
+    assert res.label == label and ("unparsed" in res.evidence) is (not parsed)
     assert llm.label in res.evidence
     again = AnswerGrader("llm", llm=llm, max_tokens=12).check("Canberra", ["Canberra"],
                                                               question="What is the capital of Australia?")
