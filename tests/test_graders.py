@@ -201,6 +201,13 @@ def test_uncertain_is_its_own_label_in_every_count():
     assert AnswerGrader("strict")._careful(Decision("uncertain", "?")).uncertain
     grade = QAGrader(WordGrader())({"answers": ["Canberra"], "question": "?"}, "maybe")
     assert grade["label"] == "uncertain" and grade["correct"] is None
+    from types import SimpleNamespace
+
+    from uncertainty_lab.widgets.semantic_analysis import CalibrationRun
+
+    run = CalibrationRun([SimpleNamespace(id="q1"), SimpleNamespace(id="q2")], [], [results[0], unsure], [], [])
+    with pytest.raises(ValueError, match=r"1 of 2 answers were graded uncertain \(e.g. question 'q2'"):
+        run.correct  # noqa: B018  (never read as wrong)
 
 
 def test_graders_get_a_picker_from_their_declared_parameters():
