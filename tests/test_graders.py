@@ -78,6 +78,10 @@ def test_builtins_resolve_by_name_table_and_instance_and_keep_their_meaning():
         assert check_answer("Canberra, not Sydney", gold, method, incorrect=wrong) == \
             registry.resolve("graders", method).grade("Canberra, not Sydney", gold, wrong)
     assert QAGrader().name == "strict" and QAGrader("contains").name == QAGrader(method="contains").name == "contains"
+    assert QAGrader().config() == {"method": "strict", "options": {}, "decline": "refusal markers on the whole "
+                                                                                 "completion"}  # as journals hold it
+    judge = QAGrader("llm").grader  # by name, the judge's own default backend (made on first use, not now)
+    assert isinstance(judge, LLMJudgeGrader) and judge.llm == "embedded" and judge._backend is None
     with pytest.raises(registry.ParameterError, match=r"'overlap' must be <= 1.0"):
         registry.resolve("graders", {"name": "strict", "overlap": 2.0})
 
@@ -88,8 +92,10 @@ def test_an_unknown_grader_lists_the_alternatives():
         registry.resolve("graders", "strikt")
     with pytest.raises(registry.UnknownPluginError, match=r"grading: no graders plugin named 'strikt'"):
         QAGrader({"name": "strikt"})
-    with pytest.raises(ValueError, match=r"did you mean 'strict'"):
+    with pytest.raises(registry.UnknownPluginError, match=r"grading: no graders plugin named 'strikt'.*'strict'"):
         QAGrader("strikt")
+    with pytest.raises(ValueError, match=r"did you mean 'strict'"):
+        QAGrader("strikt", {"threshold": 0.5})  # the older form, through AnswerGrader
     with pytest.raises(ValueError, match=r"unknown grader 'strikt'.*audit's own rows"):
         audit_graders(["strikt"], load_grader_audit(limit=2))
 

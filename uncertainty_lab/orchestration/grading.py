@@ -95,7 +95,7 @@ class QAGrader:
     _grader: Any = field(default=None, init=False, repr=False)
 
     def __post_init__(self):
-        if isinstance(self.method, str):
+        if isinstance(self.method, str) and self.options:  # the older form: AnswerGrader's flat options
             self._grader = AnswerGrader(self.method, **self.options)
         elif self.options:
             raise ValueError("QAGrader options go with a grader name; give a table's parameters in the table: "
@@ -127,7 +127,7 @@ class QAGrader:
         return DESCRIPTIONS.get(self.name) or getattr(self._grader, "summary", "") or self.name
 
     def config(self) -> dict[str, Any]:
-        if isinstance(self.method, str):
+        if isinstance(self.method, str):  # as journals recorded it before graders were plugins
             opts = {k: v for k, v in self.options.items() if isinstance(v, (str, int, float, bool)) or v is None}
             method = self.method
         else:
