@@ -113,7 +113,8 @@ def test_a_researchers_grader_works_by_name_in_the_audit_and_in_answer_grader(wo
 
 def test_a_researchers_grader_by_name_in_an_orchestration_config_and_uncertain_is_counted(word_grader, tmp_path):
     llm = ByQuestion(script={"What is the capital city of Australia": ["Canberra"], "": ["maybe Paris"]})
-    result = run_experiment({"ids": ["factual-001", "factual-002", "factual-003"], "llm": llm, "policies": ["none"],
+    result = run_experiment({"ids": ["factual-001", "factual-002", "factual-003"], "llm": llm,
+                             "policies": ["none", "both"],
                              "judge": "exact", "n_samples": 3, "max_tokens": 8, "progress": False, "figure": False,
                              "out_dir": str(tmp_path), "grading": "word"})
     run = result.runs[(result.models[0], "none")]
@@ -125,6 +126,8 @@ def test_a_researchers_grader_by_name_in_an_orchestration_config_and_uncertain_i
     assert f"{canberra.count(False)} uncertain" in result.summary_table()
     assert result.report().splitlines()[0].startswith("Grading: **word** — holds a word")
     assert {r["missing"] for r in result.auroc_rows()} >= {canberra.count(False)}
+    ((_, pc),) = result.paired()  # McNemar over the questions decided in both runs
+    assert pc.n == canberra.count(True)
     with pytest.raises(Exception, match="graded uncertain by the grader"):
         run.correct  # noqa: B018  (an uncertain grade is never read as wrong)
     table = QAGrader.from_setting({"name": "word", "word": "paris"})  # a table, as a config's grading holds it

@@ -133,7 +133,9 @@ class OrchestrationResult(LabResult):
         return "\n".join(lines)
 
     def paired(self) -> list[tuple[str, Any]]:
-        """(model, PairedComparison) for every pair of policies on the same questions (McNemar)."""
+        """(model, PairedComparison) for every pair of policies on the same questions (McNemar), over the questions
+        the grader decided on in both runs (one graded ``uncertain`` in either is left out; the policy table counts
+        them)."""
         from ..semantic.evaluation import paired_comparison
 
         out = []
@@ -144,7 +146,12 @@ class OrchestrationResult(LabResult):
                     ra, rb = self.runs[(model, a)], self.runs[(model, b)]
                     if ra.ids != rb.ids:
                         raise OrchestrationError(f"runs {a!r} and {b!r} of {model} cover different questions")
-                    out.append((model, paired_comparison(rb.correct, ra.correct, names=(b, a))))
+                    (la, ka), (lb, kb) = ra.decided(), rb.decided()  # questions graded uncertain in either: out
+                    both = np.intersect1d(ka, kb)
+                    if not both.size:
+                        continue
+                    out.append((model, paired_comparison(lb[np.searchsorted(kb, both)], la[np.searchsorted(ka, both)],
+                                                         names=(b, a))))
         return out
 
     def warnings(self) -> list[str]:
