@@ -114,7 +114,8 @@ def test_a_researchers_grader_works_by_name_in_the_audit_and_in_answer_grader(wo
 def test_a_researchers_grader_by_name_in_an_orchestration_config_and_uncertain_is_counted(word_grader, tmp_path):
     llm = ByQuestion(script={"What is the capital city of Australia": ["Canberra"], "": ["maybe Paris"]})
     result = run_experiment({"ids": ["factual-001", "factual-002", "factual-003"], "llm": llm,
-                             "policies": ["none", "both"],
+                             "policies": ["none", "both"], "metrics": {"entropy": "discrete_semantic_entropy",
+                                                                     "density": "num_semantic_sets"},
                              "judge": "exact", "n_samples": 3, "max_tokens": 8, "progress": False, "figure": False,
                              "out_dir": str(tmp_path), "grading": "word"})
     run = result.runs[(result.models[0], "none")]
