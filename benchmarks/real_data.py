@@ -113,27 +113,43 @@ def _public(data: dict[str, Any]) -> dict[str, Any]:
 # --- the three measurements ---------------------------------------------------------------------------------------
 
 
-def _graded(labels: np.ndarray, refused: int, run: Any, args: argparse.Namespace) -> dict[str, Any]:
-    """Accuracy (Wilson), refusals and both first-round AUROCs for one set of first-round labels."""
+def _graded(labels: np.ndarray, refused: int, run: Any, args: argparse.Namespace,
+            kept: np.ndarray | None = None) -> dict[str, Any]:
+    """Accuracy (Wilson), refusals and both first-round AUROCs for one set of first-round labels of the questions
+    ``kept`` (default: all); the others were graded uncertain and are counted, not scored."""
     from uncertainty_lab.semantic.evaluation import accuracy_ci
 
+    kept = np.arange(len(run.records)) if kept is None else kept
     acc = accuracy_ci(labels)
     return {"n": len(labels), "wrong": int((~labels).sum()), "refused": refused,
+            "uncertain": len(run.records) - len(kept),
             "accuracy": {"estimate": _num(acc.estimate), "low": _num(acc.low), "high": _num(acc.high),
                          "correct": int(acc.successes)},
-            "auroc": {role: _auroc_ci(run.first_signal(role), labels, args.n_boot, args.seed)
+            "auroc": {role: _auroc_ci(run.first_signal(role)[kept], labels, args.n_boot, args.seed)
                       for role in ("entropy", "density")}}
 
 
-def regrade_first(run: Any, method: str) -> tuple[np.ndarray, int]:
-    """The first-round answers graded again with another grading ``method`` (no model call: HASSUM's rule
-    needs only the sentence embedder): their correctness and how many are refusals."""
+def regrade_first(run: Any, method: Any) -> tuple[np.ndarray, int]:
+    """The first-round answers graded again with another grader (a name, a ``{"name", **params}`` table or an
+    instance, resolved through ``registry.resolve("graders", ...)``; no model call for HASSUM's rule, which needs
+    only the sentence embedder): their correctness and how many are refusals. Raises, with the count, when the
+    grader is uncertain on some (an uncertain grade is never read as wrong)."""
     from uncertainty_lab.orchestration.grading import QAGrader
 
-    grader = QAGrader(method=method)
+    grader = QAGrader.from_setting(method)
     grades = [grader(r.item, r.trace.rounds[0].candidate.answer.answer, r.trace.rounds[0].candidate.answer.raw)
               for r in run.records]
+    unsure = sum(g.get("label") == "uncertain" for g in grades)
+    if unsure:
+        raise ValueError(f"grader {grader.name!r} is uncertain on {unsure} of {len(grades)} first-round answers; "
+                         "they have no right/wrong label to score")
     return np.array([bool(g["correct"]) for g in grades]), sum(g.get("label") == "refused" for g in grades)
+
+
+def _first_labels(run: Any) -> tuple[np.ndarray, int, np.ndarray]:
+    """The first-round labels of the questions the lab's grader decided on, the refusal count, and which they are."""
+    labels, kept = run.decided(first=True)
+    return labels, run.label_counts(first=True)["refused"], kept
 
 
 def measure_hassum(name: str, data: dict[str, Any], n_samples: int, args: argparse.Namespace) -> dict[str, Any]:
@@ -149,11 +165,12 @@ def measure_hassum(name: str, data: dict[str, Any], n_samples: int, args: argpar
     closed_book = name in CLOSED_BOOK
     result = run_experiment(config)
     (model, _), run = next(iter(result.runs.items()))
+    labels, refused, kept = _first_labels(run)
     record = {"lab": "orchestration", "dataset": name, "closed_book": closed_book, "model": model,
               "config": {**{k: v for k, v in config.items() if k not in ("out_dir", "progress", "figure")},
                          "data": _public(data)},
               "grader": result.grader.name, "n_samples": n_samples,
-              **_graded(run.first_correct, run.label_counts(first=True)["refused"], run, args)}
+              **_graded(labels, refused, run, args, kept)}
     if name == "truthfulqa" and result.grader.name != "hassum":
         labels, refused = regrade_first(run, "hassum")
         record["regraded"] = {"hassum": _graded(labels, refused, run, args)}

@@ -97,12 +97,14 @@ def _published(p: dict[str, Any]) -> tuple[str, str]:
 
 
 def _hassum_row(label: str, m: dict[str, Any], g: dict[str, Any], grader: str, first: bool) -> str:
-    """One measured row: ``g`` holds n, wrong, refused, accuracy and the AUROCs under ``grader``."""
+    """One measured row: ``g`` holds n, wrong, refused, accuracy and the AUROCs under ``grader`` (and the count
+    the grader was ``uncertain`` on, shown when there are any)."""
     p = PUBLISHED["hassum"]["auroc"].get(m["dataset"], {})
     acc = g["accuracy"]
     pub = _published(p) if p and first else ("", "")
     return "| " + " | ".join([
-        label, grader, str(m["n_samples"]), f"{g['n']} ({g['wrong']} / {g['n'] - g['wrong']})", str(g["refused"]),
+        label, grader, str(m["n_samples"]), f"{g['n']} ({g['wrong']} / {g['n'] - g['wrong']})"
+        + (f", {g['uncertain']} uncertain" if g.get("uncertain") else ""), str(g["refused"]),
         f"{acc['estimate']:.1%} [{acc['low']:.1%}, {acc['high']:.1%}]",
         _auroc_cell(m, g, "entropy"), _auroc_cell(m, g, "density"), *pub,
         _minutes(m.get("wall_s")) if first else ""]) + " |"

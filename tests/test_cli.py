@@ -51,6 +51,7 @@ def test_plugins_lists_every_kind_and_the_backends(capsys):
     assert "n_ctx=4096 [256..32768]" in out
     assert "timeout=120.0 [0.1..3600.0]" in out
     assert "backend='embedded'" in out
+    assert rows["strict"][1:3] == ["ok", "uncertainty-lab"] and "paraphrase='tokens' {tokens,embedding}" in out
 
 
 def test_plugins_console_script():

@@ -148,7 +148,7 @@ class OrchestrationExperiment(Experiment):
             specs.append(f"ollama:{config.ollama_model}")
         judge = registry.resolve("equivalence_judges", config.judge, what="judge")
         metrics = _metrics(config, judge)
-        grader = QAGrader(**config.grading)
+        grader = QAGrader.from_setting(config.grading)
         by_label: dict[str, Any] = {}
         backends: dict[str, Any] = {}
         for spec in specs:

@@ -105,10 +105,26 @@ class OrchestrationRun:
 
     def _labels(self, key: str) -> np.ndarray:
         grades = [getattr(r, key) for r in self.records]
+        unsure = [r.id for r, g in zip(self.records, grades, strict=True) if grade_label(g) == "uncertain"]
+        if unsure:
+            raise OrchestrationError(f"{len(unsure)} question(s) were graded uncertain by the grader (e.g. "
+                                     f"{unsure[0]!r}): no right/wrong label; use decided() for the decided ones and "
+                                     "report the uncertain count (label_counts)")
         bad = [r.id for r, g in zip(self.records, grades, strict=True) if g is None or g.get("correct") is None]
         if bad:
             raise OrchestrationError(f"{len(bad)} question(s) are ungraded (e.g. {bad[0]!r}); grade them or drop them")
         return np.array([g["correct"] for g in grades], dtype=bool)
+
+    def decided(self, first: bool = False) -> tuple[np.ndarray, np.ndarray]:
+        """(labels, kept): whether each final (``first``: first-round) answer the grader decided on is right, and
+        the indices of those questions; the ones graded ``uncertain`` are left out (:meth:`label_counts` counts
+        them). Raises when a question is ungraded."""
+        grades = [r.first_grade if first else r.grade for r in self.records]
+        bad = [r.id for r, g in zip(self.records, grades, strict=True) if grade_label(g) is None]
+        if bad:
+            raise OrchestrationError(f"{len(bad)} question(s) are ungraded (e.g. {bad[0]!r}); grade them or drop them")
+        kept = np.array([i for i, g in enumerate(grades) if grade_label(g) != "uncertain"], dtype=int)
+        return np.array([bool(grades[i]["correct"]) for i in kept], dtype=bool), kept
 
     @property
     def correct(self) -> np.ndarray:
@@ -122,13 +138,14 @@ class OrchestrationRun:
 
     @property
     def labels(self) -> list[str | None]:
-        """Each final answer's label: ``correct``, ``wrong``, ``refused`` (None: ungraded)."""
+        """Each final answer's label: ``correct``, ``wrong``, ``refused``, ``uncertain`` (None: ungraded)."""
         return [grade_label(r.grade) for r in self.records]
 
     def label_counts(self, first: bool = False) -> dict[str, int]:
-        """How many final (``first``: first-round) answers have each label."""
+        """How many final (``first``: first-round) answers have each label (``uncertain``: the grader could not
+        decide)."""
         labels = [grade_label(r.first_grade if first else r.grade) for r in self.records]
-        return {k: labels.count(k) for k in ("correct", "wrong", "refused")}
+        return {k: labels.count(k) for k in ("correct", "wrong", "refused", "uncertain")}
 
     def concern_rates(self) -> list[dict[str, Any]]:
         """Per round: how many questions reached it (``asked``), on how many its decision raised a concern
@@ -142,10 +159,15 @@ class OrchestrationRun:
         return out
 
     def accuracy_ci(self, level: float = 0.95):
-        """Accuracy with its Wilson interval (:func:`uncertainty_lab.semantic.evaluation.accuracy_ci`)."""
-        from ..semantic.evaluation import accuracy_ci
+        """Accuracy with its Wilson interval (:func:`uncertainty_lab.semantic.evaluation.accuracy_ci`) over the
+        answers the grader decided on (``label_counts()["uncertain"]`` says how many it could not; none decided:
+        NaN, 0 of 0)."""
+        from ..semantic.evaluation import ProportionCI, accuracy_ci
 
-        return accuracy_ci(self.correct, level=level)
+        labels = self.decided()[0]
+        if not labels.size:
+            return ProportionCI(0, 0, math.nan, math.nan, math.nan, level, "Wilson")
+        return accuracy_ci(labels, level=level)
 
     @property
     def model_calls(self) -> np.ndarray:
