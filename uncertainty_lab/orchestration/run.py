@@ -79,9 +79,10 @@ def _ask(coordinator: Any, index: int, item: dict[str, Any], grader: Any) -> Que
 
 
 def _resume(path: Path, journal: Any, items: list[dict[str, Any]], grader: Any, header: dict[str, Any],
-            writer: Any) -> tuple[list[QuestionRecord], Any]:
+            writer: Any) -> tuple[list[QuestionRecord], Any, bool]:
     """The records of a resumed run file still standing (:func:`~.freshness.check_records`), the file rewritten
-    with them and the current header when anything it records changed, and the writer to append with."""
+    with them and the current header when anything it records changed (then without its end record), the writer
+    to append with, and whether the file was rewritten."""
     fresh = check_records(path, journal, items, grader, header["depends"]["grader"])
     old = journal.header or {}
     if fresh.changed or old.get("depends") != header["depends"]:
@@ -90,8 +91,8 @@ def _resume(path: Path, journal: Any, items: list[dict[str, Any]], grader: Any, 
         records = sorted(fresh.records, key=lambda r: order[r.id])
         body = [_with_depends(r) for r in records]
         rewrite(path, [{**old, **header, "type": "header", "format": FORMAT.name}, *body], allow_nan=False)
-        return records, JournalWriter(path, "a", allow_nan=False)
-    return fresh.records, writer
+        return records, JournalWriter(path, "a", allow_nan=False), True
+    return fresh.records, writer, False
 
 
 def _with_depends(rec: QuestionRecord) -> dict[str, Any]:
@@ -126,8 +127,8 @@ def run_benchmark(coordinator: Any, items: Iterable[Any], out: str | os.PathLike
     try:
         records: list[QuestionRecord] = []
         if journal is not None:
-            records, writer = _resume(path, journal, items, grader, header, writer)
-            if journal.end is not None and len(records) == len(ids) and len(journal.body) == len(ids):
+            records, writer, rewritten = _resume(path, journal, items, grader, header, writer)
+            if journal.end is not None and len(records) == len(ids) and not rewritten:
                 return OrchestrationRun(config, records, True, path)
         done = {r.id for r in records}
         bar = progress_bar(total=len(items), initial=len(done), show=progress,

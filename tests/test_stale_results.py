@@ -1,0 +1,165 @@
+"""Results that cannot go stale or be poisoned (orchestration lab): a rerun after the data or the grader changed
+re-grades the recorded answers without asking the model, or refuses naming the item; a failed model call is never
+an answer (retried, then the unit fails loudly; a rerun against a healthy server finishes it); an echoed
+instruction never becomes the answer (provenance.py, orchestration/freshness.py, orchestration/run.py,
+llm/retry.py, semantic/echo.py, executors)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from fake_ollama import FakeOllama
+from fakes import ByQuestion, Counting
+
+from uncertainty_lab.cli import main
+from uncertainty_lab.orchestration import run_experiment
+from uncertainty_lab.orchestration.errors import OrchestrationResumeError
+from uncertainty_lab.orchestration.freshness import StaleResultWarning
+from uncertainty_lab.orchestration.record import FORMAT, OrchestrationRun
+
+SOURCE = Path(__file__).parent / "data" / "strategyqa" / "strategyqa_train.jsonl"
+SCRIPT = {"Could a teacup": ["No."], "Would a snail": ["Yes."], "Can a paper kite": ["No, it needs wind."]}
+MODEL = "smollm2:135m"
+
+
+def _data(tmp_path: Path, edit=None) -> dict:
+    """The three-question StrategyQA file, copied (and ``edit``-ed row by row) into ``tmp_path``."""
+    rows = [json.loads(line) for line in SOURCE.read_text().splitlines() if line.strip()]
+    path = tmp_path / "questions.jsonl"
+    path.write_text("".join(json.dumps(edit(dict(r)) if edit else r) + "\n" for r in rows))
+    return {"loader": "strategyqa", "path": str(path), "split": "train"}
+
+
+def _flip(row: dict) -> dict:
+    return {**row, "answer": not row["answer"]}
+
+
+def _run(tmp_path: Path, llm, **settings):
+    if "data" not in settings:
+        settings["data"] = _data(tmp_path)
+    config = {"llm": llm, "policies": ["none"], "judge": "exact", "n_samples": 3,
+              "max_tokens": 8, "progress": False, "figure": False, "out_dir": str(tmp_path / "out")}
+    result = run_experiment({**config, **settings})
+    return result.runs[(result.models[0], "none")]
+
+
+def _journal(tmp_path: Path) -> Path:
+    (path,) = (tmp_path / "out" / "runs").rglob("*.jsonl")
+    return path
+
+
+def test_the_journal_records_what_each_result_depends_on(tmp_path):
+    _run(tmp_path, ByQuestion(script=SCRIPT))
+    journal = FORMAT.load(_journal(tmp_path))
+    depends = journal.header["depends"]
+    assert depends["grader"]["method"] == "strict" and "grader" not in journal.config
+    (file_hash,) = depends["data"]["files"].values()
+    assert len(file_hash) == 16 and depends["data"]["loader"] == "strategyqa"
+    assert set(depends["items"]) == {r["id"] for r in journal.body}
+    assert all(r["depends"] == depends["items"][r["id"]] for r in journal.body)
+
+
+def test_flipped_references_are_regraded_without_asking_the_model(tmp_path):
+    before = _run(tmp_path, ByQuestion(script=SCRIPT))
+    counting = Counting(ByQuestion(script=SCRIPT))
+    with pytest.warns(StaleResultWarning, match=r"re-graded 3 recorded answer\(s\).*references changed"):
+        after = _run(tmp_path, counting, data=_data(tmp_path, _flip))
+    assert counting.calls == 0
+    assert list(after.correct) == [not c for c in before.correct]  # every gold answer flipped, every grade too
+    reloaded = OrchestrationRun.load(_journal(tmp_path))
+    assert reloaded.complete and list(reloaded.correct) == list(after.correct)  # the journal was rewritten
+    with _no_warning():  # a third run: nothing changed, nothing re-graded
+        again = _run(tmp_path, Counting(ByQuestion(script=SCRIPT)), data=_data(tmp_path, _flip))
+    assert list(again.correct) == list(after.correct)
+
+
+class _no_warning:
+    def __enter__(self):
+        import warnings
+
+        self._catch = warnings.catch_warnings()
+        self._catch.__enter__()
+        warnings.simplefilter("error", StaleResultWarning)
+
+    def __exit__(self, *exc):
+        self._catch.__exit__(*exc)
+
+
+def test_an_edited_question_is_refused_naming_the_item(tmp_path):
+    _run(tmp_path, ByQuestion(script=SCRIPT))
+    first = json.loads(SOURCE.read_text().splitlines()[0])["qid"]
+    edited = _data(tmp_path, lambda r: {**r, "question": r["question"].replace("teacup", "bathtub")})
+    counting = Counting(ByQuestion(script=SCRIPT))
+    with pytest.raises(OrchestrationResumeError, match=rf"question of item '[^']*{first}[^']*' changed.*overwrite = true"):
+        _run(tmp_path, counting, data=edited)
+    assert counting.calls == 0
+    fresh = _run(tmp_path, ByQuestion(script={"Could a bathtub": ["Yes."], **SCRIPT}), data=edited, overwrite=True)
+    assert fresh.records[0].item["question"].startswith("Could a bathtub")
+
+
+def test_a_changed_grader_regrades(tmp_path):
+    strict = _run(tmp_path, ByQuestion(script=SCRIPT))
+    counting = Counting(ByQuestion(script=SCRIPT))
+    with pytest.warns(StaleResultWarning, match="because the grader changed"):
+        contains = _run(tmp_path, counting, grading={"method": "contains"})
+    assert counting.calls == 0
+    assert {r.grade["method"] for r in strict.records} != {r.grade["method"] for r in contains.records}
+    assert FORMAT.load(_journal(tmp_path)).header["depends"]["grader"]["method"] == "contains"
+
+
+def test_an_old_journal_without_hashes_is_checked_from_the_items_its_records_hold(tmp_path):
+    before = _run(tmp_path, ByQuestion(script=SCRIPT))
+    path = _journal(tmp_path)
+    lines = [json.loads(x) for x in path.read_text().splitlines()]
+    header = lines[0]
+    header["config"]["grader"] = header.pop("depends")["grader"]  # the layout before hashes were recorded
+    for rec in lines[1:]:
+        rec.pop("depends", None)
+    path.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    counting = Counting(ByQuestion(script=SCRIPT))
+    with pytest.warns(StaleResultWarning, match="references changed"):
+        after = _run(tmp_path, counting, data=_data(tmp_path, _flip))
+    assert counting.calls == 0 and list(after.correct) == [not c for c in before.correct]
+    assert "depends" in FORMAT.load(path).header  # rewritten in the current layout
+
+
+def test_a_recorded_failed_call_is_no_answer_and_is_asked_again(tmp_path):
+    _run(tmp_path, ByQuestion(script=SCRIPT))
+    path = _journal(tmp_path)
+    lines = [json.loads(x) for x in path.read_text().splitlines()]
+    answer = lines[2]["trace"]["rounds"][0]["candidates"][0]["answer"]
+    answer.update(error="LLMError: the Ollama server at http://x answered HTTP 500", answer="", raw="")
+    path.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    counting = Counting(ByQuestion(script=SCRIPT))
+    with pytest.warns(StaleResultWarning, match=r"1 question\(s\).*failed model call"):
+        run = _run(tmp_path, counting)
+    assert counting.calls == 1 and run.complete and len(run) == 3
+    assert not any(c.answer.error for r in run.records for rnd in r.trace.rounds for c in rnd.candidates)
+    assert [r.id for r in OrchestrationRun.load(path).records] == [r.id for r in run.records]
+
+
+@pytest.mark.parametrize("failure, says", [("500", "HTTP 500"), ("malformed", "answered something else")])
+def test_a_failing_server_fails_the_run_loudly_and_a_rerun_completes_it(tmp_path, monkeypatch, capsys, failure, says):
+    monkeypatch.setenv("UL_LLM_ATTEMPTS", "3")
+    with FakeOllama(models=[MODEL], reply="Yes.") as server:
+        monkeypatch.setenv("OLLAMA_HOST", server.url)
+        config = tmp_path / "run.toml"
+        config.write_text(f'llm = "ollama:{MODEL}"\npolicies = ["none"]\njudge = "exact"\nn_samples = 2\n'
+                          f'max_tokens = 8\nfigure = false\nout_dir = "{tmp_path / "out"}"\nquestions_per_unit = 2\n'
+                          f'data = {{loader = "strategyqa", path = "{SOURCE}", split = "train"}}\n')
+        server.chat_failure = failure
+        assert main(["orchestrate", "run", "--config", str(config), "--no-progress"]) == 1
+        err = capsys.readouterr().err
+        assert "unit " in err and "[none] 1-2" in err and says in err and server.url.split("//")[1] in err
+        assert "failed after 3 attempts" in err and "rerun" in err
+        assert server.count("/api/chat") == 3  # the first call, retried twice, then the run stopped
+        for path in (tmp_path / "out" / "runs").rglob("*.jsonl"):
+            journal = FORMAT.read(path)
+            assert journal.body == [] and journal.end is None  # nothing recorded as an answer, nothing finished
+        server.chat_failure = None
+        assert main(["orchestrate", "run", "--config", str(config), "--no-progress"]) == 0
+    runs = [OrchestrationRun.load(p) for p in sorted((tmp_path / "out" / "runs").rglob("*.jsonl"))]
+    assert all(r.complete for r in runs) and sum(len(r) for r in runs) == 3
+    assert all(rec.trace.final.answer == "Yes" for r in runs for rec in r.records)
