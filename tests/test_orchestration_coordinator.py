@@ -4,7 +4,6 @@ after an interruption, reload (run.py, record.py)."""
 from __future__ import annotations
 
 import json
-import math
 import zlib
 from dataclasses import dataclass, field
 from typing import Any, ClassVar

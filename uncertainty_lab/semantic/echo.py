@@ -26,7 +26,7 @@ _SPLIT = re.compile(r"[.!?:;\n]+(?:\s|$)|\n")
 _WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)?", re.UNICODE)
 _FILLER = frozenset("the a an answer answers to this that your my final question questions is would be here it reply "
                     "short only".split())
-_EMPTY_QUOTES = re.compile(r"[\"“”'‘’«»`*]\s*[\"“”'‘’«»`*]")
+_EMPTY_QUOTES = re.compile(r"[\"“”'‘’«»`*][^\w\"“”'‘’«»`*]*[\"“”'‘’«»`*]")  # quotes left around a removed piece
 
 
 @dataclass(frozen=True)
