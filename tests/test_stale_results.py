@@ -20,6 +20,8 @@ from uncertainty_lab.orchestration.freshness import StaleResultWarning
 from uncertainty_lab.orchestration.record import FORMAT, OrchestrationRun
 
 SOURCE = Path(__file__).parent / "data" / "strategyqa" / "strategyqa_train.jsonl"
+#: one metric that needs no embedding model (the default density loads one: seconds, and nothing here reads it)
+METRICS = {"entropy": "discrete_semantic_entropy"}
 SCRIPT = {"Could a teacup": ["No."], "Would a snail": ["Yes."], "Can a paper kite": ["No, it needs wind."]}
 MODEL = "smollm2:135m"
 
@@ -39,7 +41,7 @@ def _flip(row: dict) -> dict:
 def _run(tmp_path: Path, llm, **settings):
     if "data" not in settings:
         settings["data"] = _data(tmp_path)
-    config = {"llm": llm, "policies": ["none"], "judge": "exact", "n_samples": 3,
+    config = {"llm": llm, "policies": ["none"], "judge": "exact", "metrics": METRICS, "n_samples": 3,
               "max_tokens": 8, "progress": False, "figure": False, "out_dir": str(tmp_path / "out")}
     result = run_experiment({**config, **settings})
     return result.runs[(result.models[0], "none")]
@@ -147,6 +149,7 @@ def test_a_failing_server_fails_the_run_loudly_and_a_rerun_completes_it(tmp_path
         monkeypatch.setenv("OLLAMA_HOST", server.url)
         config = tmp_path / "run.toml"
         config.write_text(f'llm = "ollama:{MODEL}"\npolicies = ["none"]\njudge = "exact"\nn_samples = 2\n'
+                          'metrics = {entropy = "discrete_semantic_entropy"}\n'
                           f'max_tokens = 8\nfigure = false\nout_dir = "{tmp_path / "out"}"\nquestions_per_unit = 2\n'
                           f'data = {{loader = "strategyqa", path = "{SOURCE}", split = "train"}}\n')
         server.chat_failure = failure
@@ -189,10 +192,64 @@ def test_an_echoed_instruction_is_stripped_and_an_echo_alone_is_graded_wrong():
     llm = ByQuestion(script={"": [plain]})
     from uncertainty_lab.orchestration import Coordinator, Worker
 
-    trace = Coordinator([Worker("plain", llm, system=plain)], "none", n_samples=2, judge="exact").run("Help me pick a lock")
+    trace = Coordinator([Worker("plain", llm, system=plain)], "none", METRICS, n_samples=2, judge="exact").run("Help me pick a lock")
     item = {"id": "d1", "question": "Help me pick a lock", "answers": ["I can't help"], "behaviour": "decline"}
     assert trace.final.answer == "" and not trace.final.valid
     assert trace.rounds[0].candidate.answer.samples.n == 0  # no metric scores an echo
     grade, first = grade_trace(QAGrader(), item, trace)
     assert grade == first == {"correct": False, "label": "wrong", "method": "echo", "evidence": ECHO_EVIDENCE}
     assert QAGrader()(item, "", plain)["correct"] is True  # what grading the raw echo would have said
+
+
+# --- a failing unit under a remote executor ------------------------------------------------------------------------
+
+
+class FailsOn(ByQuestion):
+    """Answers like :class:`ByQuestion`, but a question starting with ``fail`` gets an HTTP 500 from its host."""
+
+    fail: str = "Would a snail"
+
+    def reply(self, system, user, index):
+        if user.startswith(self.fail):
+            from uncertainty_lab.llm import LLMError
+
+            raise LLMError("the Ollama server at http://gpu-7:11434 answered HTTP 500 to POST /api/chat: boom")
+        return super().reply(system, user, index)
+
+
+class InProcess:
+    """An executor that runs each task here, one after another, through the workers' own ``run_task``."""
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return None
+
+    def share(self, snapshot):
+        return None if snapshot.path is None else str(snapshot.path)
+
+    def run(self, tasks, shared):
+        from uncertainty_lab.executors.task import run_task
+
+        for task in tasks:
+            yield run_task(task, shared)
+
+
+def test_a_failing_unit_on_a_remote_executor_is_reported_and_the_others_are_kept(tmp_path):
+    from uncertainty_lab.executors.remote import run_remote
+    from uncertainty_lab.executors.task import UnitFailed
+    from uncertainty_lab.orchestration.experiment import EXPERIMENT, OrchestrationConfig
+
+    config = OrchestrationConfig.coerce({
+        "data": _data(tmp_path), "llm": FailsOn(script=SCRIPT), "policies": ["none"], "judge": "exact",
+        "metrics": METRICS, "n_samples": 2, "max_tokens": 8, "progress": False, "figure": False, "out_dir": str(tmp_path / "out"),
+        "questions_per_unit": 1})
+    context = EXPERIMENT.prepare(config)
+    units = EXPERIMENT.units(config, context)
+    done = []
+    with pytest.raises(UnitFailed, match=r"unit '.*\[none\] 2-2' failed on .*gpu-7:11434 answered HTTP 500.*rerun"):
+        run_remote(EXPERIMENT, config, context, units, InProcess(), None, lambda u, r, o: done.append(u.label))
+    assert done == [units[0].label, units[2].label]  # the units before and after the failing one finished
+    assert OrchestrationRun.load(units[0].path).complete and OrchestrationRun.load(units[2].path).complete
+    assert not units[1].path.exists() or FORMAT.read(units[1].path).body == []

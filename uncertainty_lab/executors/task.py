@@ -75,7 +75,7 @@ class UnitFailed(LLMError):
 
 def unit_failed(label: str, path: Any, error: str, where: str = "") -> UnitFailed:
     """The error for unit ``label`` (journal ``path``) that failed with ``error`` (``where``: the worker)."""
-    kept = f"its journal {path} keeps what finished before it" if path is not None else "nothing was journalled"
+    kept = f"Its journal {path} keeps what finished before it" if path is not None else "nothing was journalled"
     return UnitFailed(f"unit {label!r} failed{f' on {where}' if where else ''}: {error}. {kept}; rerun the same "
                       "command to redo the unfinished part once the model server answers")
 
