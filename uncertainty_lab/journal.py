@@ -19,13 +19,13 @@ import json
 import os
 import shlex
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 __all__ = ["Journal", "JournalFormat", "JournalWriter", "config_changes", "config_diff", "drop_cut_tail", "read_records",
-           "recovery", "rewrite", "write_all"]
+           "recovery", "refresh_header", "rewrite", "write_all"]
 
 
 def recovery(path: str | os.PathLike, line: int | None = None) -> str:
@@ -218,6 +218,26 @@ class JournalFormat:
         writer = JournalWriter(path, "w", allow_nan=allow_nan)
         writer.write({"type": "header", "format": self.name, "config": config, **header})
         return None, writer
+
+
+def refresh_header(fmt: JournalFormat, path: str | os.PathLike | None, config: dict[str, Any],
+                   allowed: Callable[[str], bool], **header: Any) -> list[tuple[str, Any, Any]]:
+    """When the run file at ``path`` differs from ``config`` only in settings ``allowed(dotted key)`` accepts —
+    what its results are graded against, not what produced them — rewrite its header with ``config`` (and
+    ``header``), keep its body, and return the changes; otherwise return ``[]`` and write nothing (then
+    :meth:`JournalFormat.open` refuses, naming the differences)."""
+    if path is None or not Path(path).is_file() or Path(path).stat().st_size == 0:
+        return []
+    journal = fmt.read(path)
+    if journal.header is None:
+        return []
+    changes = config_changes(journal.config, config)
+    if not changes or not all(allowed(key) for key, _, _ in changes):
+        return []
+    new = {**journal.header, **header, "config": config}
+    body = [*journal.body, *([journal.end] if journal.end is not None else [])]
+    rewrite(path, [new, *body])
+    return changes
 
 
 def rewrite(path: str | os.PathLike, records: Iterable[Any], *, allow_nan: bool = True) -> Path:

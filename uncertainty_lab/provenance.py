@@ -16,7 +16,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-__all__ = ["QUESTION_KEYS", "REFERENCE_KEYS", "content_hash", "data_files", "file_hash", "grader_settings",
+__all__ = ["QUESTION_KEYS", "REFERENCE_KEYS", "StaleResultWarning", "content_hash", "data_files", "file_hash", "grader_settings",
            "item_changes", "item_hashes"]
 
 #: the item fields a recorded answer was given for (a change: the answer is for another question)
@@ -25,6 +25,10 @@ QUESTION_KEYS: tuple[str, ...] = ("question",)
 REFERENCE_KEYS: tuple[str, ...] = ("answers", "incorrect", "behaviour")
 _CHUNK = 1 << 20
 _MAX_FOLDER_FILES = 10_000
+
+
+class StaleResultWarning(UserWarning):
+    """Recorded results were re-graded (or redone) because what they depend on changed since they were recorded."""
 
 
 def content_hash(value: Any) -> str:

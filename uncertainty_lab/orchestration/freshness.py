@@ -21,16 +21,12 @@ from pathlib import Path
 from typing import Any
 
 from ..journal import Journal
-from ..provenance import item_changes, item_hashes
+from ..provenance import StaleResultWarning, item_changes, item_hashes
 from .errors import OrchestrationResumeError
 from .grading import grade_trace
 from .record import QuestionRecord
 
 __all__ = ["Freshness", "StaleResultWarning", "check_records", "failed_call"]
-
-
-class StaleResultWarning(UserWarning):
-    """Recorded results were re-graded or redone because what they depend on changed."""
 
 
 @dataclass
