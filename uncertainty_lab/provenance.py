@@ -90,15 +90,17 @@ def item_changes(recorded: Mapping[str, Mapping[str, str]], current: Mapping[str
 
 def grader_settings(grader: Any) -> Any:
     """What a grader's grades depend on, as JSON values: its ``config()`` when it has one, else its
-    :func:`~uncertainty_lab.parameters.settings` (``{"name", "params"}``) when it declares parameters, else its
-    name; None for no grader. The one helper every journal records a grader with."""
+    :func:`~uncertainty_lab.parameters.settings` (``{"name", "params"}``) when it is a dataclass (a plugin that
+    declares parameters), else its name (a function's ``__name__``, as journals before 0.2.1 recorded it); None for
+    no grader. The one helper every journal records a grader with."""
     if grader is None:
         return None
     if callable(getattr(grader, "config", None)):
         return grader.config()
-    from .parameters import settings
+    import dataclasses
 
-    try:
+    if dataclasses.is_dataclass(grader) and not isinstance(grader, type):
+        from .parameters import settings
+
         return settings(grader)
-    except (TypeError, ValueError, AttributeError):
-        return getattr(grader, "__name__", type(grader).__name__)
+    return getattr(grader, "__name__", type(grader).__name__)
