@@ -253,3 +253,25 @@ def test_a_failing_unit_on_a_remote_executor_is_reported_and_the_others_are_kept
     assert done == [units[0].label, units[2].label]  # the units before and after the failing one finished
     assert OrchestrationRun.load(units[0].path).complete and OrchestrationRun.load(units[2].path).complete
     assert not units[1].path.exists() or FORMAT.read(units[1].path).body == []
+
+
+def test_a_server_that_dies_mid_unit_keeps_the_finished_questions_and_the_rerun_asks_only_the_rest(
+        tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("UL_LLM_ATTEMPTS", "2")
+    with FakeOllama(models=[MODEL], reply="Yes.", die_after=2) as server:  # one question's two samples, then gone
+        monkeypatch.setenv("OLLAMA_HOST", server.url)
+        config = tmp_path / "run.toml"
+        config.write_text(f'llm = "ollama:{MODEL}"\npolicies = ["none"]\njudge = "exact"\nn_samples = 2\n'
+                          'metrics = {entropy = "discrete_semantic_entropy"}\n'
+                          f'max_tokens = 8\nfigure = false\nout_dir = "{tmp_path / "out"}"\nquestions_per_unit = 0\n'
+                          f'data = {{loader = "strategyqa", path = "{SOURCE}", split = "train"}}\n')
+        assert main(["orchestrate", "run", "--config", str(config), "--no-progress"]) == 1
+        assert "failed after 2 attempts" in capsys.readouterr().err
+        (path,) = (tmp_path / "out" / "runs").rglob("*.jsonl")
+        journal = FORMAT.read(path)
+        assert len(journal.body) == 1 and journal.end is None  # the finished question kept, the unit not finished
+        server.die_after, asked = None, server.count("/api/chat")
+        assert main(["orchestrate", "run", "--config", str(config), "--no-progress"]) == 0
+        assert server.count("/api/chat") - asked == 4  # the two questions left, two samples each
+    run = OrchestrationRun.load(path)
+    assert run.complete and [r.trace.final.answer for r in run.records] == ["Yes"] * 3
