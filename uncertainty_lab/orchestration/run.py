@@ -73,7 +73,11 @@ def _ask(coordinator: Any, index: int, item: dict[str, Any], grader: Any) -> Que
     try:
         trace = coordinator.run(item["question"])
     except LLMError as exc:
-        raise type(exc)(f"question {item['id']!r}: {exc}") from exc
+        try:
+            named = type(exc)(f"question {item['id']!r}: {exc}")
+        except TypeError:  # an error class whose constructor takes other arguments
+            named = LLMError(f"question {item['id']!r}: {type(exc).__name__}: {exc}")
+        raise named from exc
     grade, first = grade_trace(grader, item, trace)
     return QuestionRecord(index, item["id"], item, trace, grade, first)
 
