@@ -185,6 +185,9 @@ def test_an_echoed_instruction_is_stripped_and_an_echo_alone_is_graded_wrong():
     nested = extract_answer(f'Answer: The answer to the question "{question}" is: No, he did not.', (question,))
     assert nested.answer == "No, he did not"
     assert extract_answer("Paris", (DEFAULT_SYSTEM,)).answer == "Paris"  # nothing echoed, nothing removed
+    reprompt = "Q?\n\nReply as 'Answer: <short answer>'."
+    assert extract_answer("Answer: <short answer>", (reprompt,)).method == "echo"  # the format, copied
+    assert extract_answer("Answer: Paris", (reprompt,)).answer == "Paris"
     assert strip_instructions("No, Boris Yeltsin did not resign.", (question,)).echoed is False
 
     # a decline item: an echoed "say you can't help" is no refusal, and the grade says why

@@ -4,7 +4,8 @@ number, yes or no, or a few words", "The answer to the question … is") instead
 :func:`strip_instructions` removes them before an answer is extracted, so an echo never reaches a metric, a grade
 or the final answer. The instructions are cut into pieces at sentence and clause marks (``. ! ? : ;`` and line
 ends); every piece of three words or more that the reply repeats (same words in order, case and punctuation
-aside) is removed, then any echoed yes/no instruction (:func:`~.grading_text.strip_echo`). What remains is the
+aside) is removed, and so is a placeholder of the instructions the reply copies ("<short answer>"), then any
+echoed yes/no instruction (:func:`~.grading_text.strip_echo`). What remains is the
 answer; a reply that was nothing but echoes — or whose remainder is only answer filler ("the answer to the question
 is") — becomes empty, with ``echoed=True``: an empty answer, graded wrong with the evidence :data:`ECHO_EVIDENCE`.
 """
@@ -26,6 +27,7 @@ _SPLIT = re.compile(r"[.!?:;\n]+(?:\s|$)|\n")
 _WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)?", re.UNICODE)
 _FILLER = frozenset("the a an answer answers to this that your my final question questions is would be here it reply "
                     "short only".split())
+_PLACEHOLDER = re.compile(r"<[^<>\n]{1,40}>")
 _EMPTY_QUOTES = re.compile(r"[\"“”'‘’«»`*][^\w\"“”'‘’«»`*]*[\"“”'‘’«»`*]")  # quotes left around a removed piece
 
 
@@ -67,9 +69,12 @@ def strip_instructions(text: str, instructions: Iterable[str | None] = ()) -> St
         raise TypeError(f"text must be a string, got {type(text).__name__}")
     if not _WORD.search(text):
         return Stripped(text, False, False)
+    instructions = [t or "" for t in instructions]
     out = text
     for words in instruction_pieces(instructions):
         out = _pattern(words).sub(" ", out)
+    for slot in {m.group() for t in instructions for m in _PLACEHOLDER.finditer(t)}:  # "Answer: <short answer>"
+        out = re.sub(re.escape(slot), " ", out, flags=re.IGNORECASE)
     out = strip_echo(out)
     out = _EMPTY_QUOTES.sub(" ", out)
     echoed = _words(out) != _words(text)
