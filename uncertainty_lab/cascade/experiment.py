@@ -38,7 +38,7 @@ import os
 import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -185,6 +185,18 @@ def prepare(config: CascadeConfig | Mapping[str, Any] | None = None) -> CascadeS
 # --- what every run shares ----------------------------------------------------------------------------------------
 
 
+def run_depends(config: CascadeConfig, setup: CascadeSetup) -> dict[str, Any]:
+    """What every run file records its evaluation depends on: the data file's hash
+    (:func:`~uncertainty_lab.datasets.source.data_provenance`) and content hashes of the training events and of the
+    held-out references (what the runs are compared with when the result is collected)."""
+    from ..datasets.source import data_provenance
+    from ..provenance import content_hash
+
+    return {"data": data_provenance(config.data or {"loader": "shipped_news"}),
+            "train": content_hash([[e.time_h, e.node, e.headline] for e in setup.train]),
+            "references": content_hash([e.to_record() for e in setup.references])}
+
+
 @dataclass
 class CascadeContext:
     """What :meth:`CascadeExperiment.prepare` builds once: the data and fit (``setup``), the selector instances
@@ -197,6 +209,7 @@ class CascadeContext:
     llm_label: str
     embedder: Any
     embedder_name: str
+    depends: dict[str, Any] = field(default_factory=dict)
 
 
 def _make_embedder(spec: Any) -> Any:
@@ -246,7 +259,8 @@ class CascadeExperiment(Experiment):
 
         backend = ready_backend(llm if llm is not None else config.llm, error=CascadeError)
         return CascadeContext(setup, selectors, metric, backend, getattr(backend, "label", None)
-                              or type(backend).__name__, emb, getattr(emb, "name", type(emb).__name__))
+                              or type(backend).__name__, emb, getattr(emb, "name", type(emb).__name__),
+                              depends=run_depends(config, setup))
 
     def units(self, config: CascadeConfig, context: CascadeContext) -> list[Unit]:
         """One unit per selector label × k × run r, seeded ``run_seed(config.seed, r)``, journalled to
@@ -265,7 +279,7 @@ class CascadeExperiment(Experiment):
             temperature=config.temperature, top_p=config.top_p, max_tokens=config.max_tokens, out=unit.path,
             resume=not config.overwrite, samples_per_step=config.samples_per_step, metric=context.metric,
             horizon=config.horizon, progress=config.progress, sample_temperature=config.sample_temperature,
-            postprocess=clean_headline if config.clean else None)
+            postprocess=clean_headline if config.clean else None, depends=context.depends)
 
     def collect(self, config: CascadeConfig, context: CascadeContext,
                 records: dict[tuple, CascadeRun]) -> CascadeResult:

@@ -22,12 +22,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..jsonsafe import jsonable
 from ..parameters import settings
 from ..semantic.correctness import AnswerGrader, as_grader
+from ..semantic.echo import ECHO_EVIDENCE
 from ..semantic.grading_text import strip_echo
 from ..semantic.text import normalise_answer
 
-__all__ = ["DESCRIPTIONS", "REFUSAL_MARKERS", "QAGrader", "grade_label", "is_refusal"]
+__all__ = ["DESCRIPTIONS", "REFUSAL_MARKERS", "QAGrader", "grade_label", "grade_trace", "is_refusal"]
 
 #: What each grading method does, in a line (the experiment report quotes it).
 DESCRIPTIONS: dict[str, str] = {
@@ -156,3 +158,27 @@ class QAGrader:
         if c.raw is not None:
             out["reply"] = c.raw
         return out
+
+
+def _grade_one(grader: Any, item: Any, answer: Any) -> dict[str, Any]:
+    """``answer`` (a worker answer) graded on ``item``; one that only echoed its instructions is wrong, saying so
+    (its raw text is never graded: an echoed "say you can't help" is no refusal)."""
+    ex = getattr(answer, "extractions", None) or []
+    if ex and ex[0].method == "echo":
+        return {"correct": False, "label": "wrong", "method": "echo", "evidence": ECHO_EVIDENCE}
+    return jsonable(grader(item, answer.answer, answer.raw))
+
+
+def grade_trace(grader: Any, item: Any, trace: Any) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
+    """``(grade of the final answer, grade of the first-round answer)`` of a question's ``trace`` on ``item``
+    (None, None: no grader, or an item without references). The same function grades a new answer and re-grades a
+    recorded one (a rerun after the references or the grader changed)."""
+    if grader is None or _get(item, "answers") is None:
+        return None, None
+    final = trace.final
+    chosen = trace.rounds[final.round - 1].candidates[final.candidate].answer if trace.rounds else None
+    if chosen is not None and chosen.answer == final.answer:
+        grade = _grade_one(grader, item, chosen)
+    else:
+        grade = jsonable(grader(item, final.answer, final.raw))
+    return grade, _grade_one(grader, item, trace.rounds[0].candidate.answer)

@@ -2,8 +2,10 @@
 :class:`QuestionRecord` s, and the run file's :data:`FORMAT`.
 
 A run file is a journal (:mod:`uncertainty_lab.journal`): a header whose ``config`` holds the coordinator's
-configuration, the grader and the item ids; one ``question`` record per question (its item, trace and grades);
-an ``end`` record when every question is done. :meth:`OrchestrationRun.load` reads a finished or interrupted one
+configuration and the item ids, and whose ``depends`` holds what the grades depend on (the grader's settings, the
+data file's and each item's content hashes: :mod:`.freshness`); one ``question`` record per question (its item and
+the item's hashes, trace and grades); an ``end`` record when every question is done. (Files written before 0.2.1
+hold the grader in ``config`` and no hashes; they resume and are checked all the same.) :meth:`OrchestrationRun.load` reads a finished or interrupted one
 (files written before the lab took this shape load too: the format is unchanged).
 """
 
@@ -69,7 +71,8 @@ class OrchestrationRun:
     @classmethod
     def load(cls, path: str | os.PathLike) -> OrchestrationRun:
         journal = FORMAT.load(path)
-        records = [QuestionRecord.from_dict(r) for r in journal.body]
+        order = {key: i for i, key in enumerate(journal.config.get("items", []))}
+        records = sorted((QuestionRecord.from_dict(r) for r in journal.body), key=lambda r: order.get(r.id, len(order)))
         done = journal.end is not None and len(records) == len(journal.config.get("items", []))
         return cls(journal.config, records, done, journal.path)
 
