@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from .errors import EventStreamError
+from .ties import StreamTies, resolve_ties_recorded, stream_ties
 from .validation import (
     as_float_array,
     as_node_array,
@@ -24,7 +25,6 @@ from .validation import (
     check_node_names,
     check_scalar_time,
     check_window,
-    resolve_ties,
 )
 
 __all__ = ["EventStream"]
@@ -41,9 +41,15 @@ class EventStream:
 
     ``start_time`` is 0 for a whole observation; a later window (e.g. the second half from :meth:`split`)
     starts where the earlier one ended, and its likelihood can be conditioned on that earlier history.
+
+    :attr:`ties` reports the ties the stream was built from (:class:`~uncertainty_lab.hawkes.ties.StreamTies`):
+    ``tie_times`` (each event's time before ties were spread), ``tie_counts`` (input events each one stands for,
+    > 1 after a merge), ``tie_how`` (``"none"``, ``"merge"``, ``"spread"``) and ``tie_reason`` record them;
+    :meth:`from_arrays` fills them when it handles ties, and derived streams (:meth:`split`, …) keep them.
     """
 
-    __slots__ = ("times", "nodes", "n_nodes", "end_time", "start_time", "node_names")
+    __slots__ = ("times", "nodes", "n_nodes", "end_time", "start_time", "node_names", "_tie_times", "_tie_counts",
+                 "_tie_how", "_tie_reason")
 
     def __init__(
         self,
@@ -54,6 +60,10 @@ class EventStream:
         *,
         start_time: float = 0.0,
         node_names: Sequence[str] | None = None,
+        tie_times: Any = None,
+        tie_counts: Any = None,
+        tie_how: str = "none",
+        tie_reason: str = "",
     ):
         t = as_float_array(times, "times")
         n = as_node_array(nodes)
@@ -71,6 +81,10 @@ class EventStream:
         n.setflags(write=False)
         self.times, self.nodes, self.n_nodes = t, n, n_nodes
         self.end_time, self.start_time, self.node_names = end, start, names
+        self._tie_times, self._tie_counts = _tie_arrays(t, tie_times, tie_counts)
+        if tie_how not in ("none", "merge", "spread"):
+            raise EventStreamError(f"tie_how must be 'none', 'merge' or 'spread', got {tie_how!r}")
+        self._tie_how, self._tie_reason = tie_how, str(tie_reason)
 
     # --- construction ------------------------------------------------------------------------------
 
@@ -86,6 +100,7 @@ class EventStream:
         node_names: Sequence[str] | None = None,
         sort: bool = False,
         ties: str = "error",
+        tie_reason: str = "",
     ) -> EventStream:
         """Build a stream, inferring what is not given.
 
@@ -94,7 +109,8 @@ class EventStream:
         max(node)+1; ``end_time`` defaults to the last event time (as tick does — pass the true horizon
         when you know it). ``sort=True`` sorts by time (stable). ``ties`` handles a node firing twice at the
         same time: ``"error"`` (default), ``"merge"`` (keep one event) or ``"spread"`` (move the k-th tied
-        event to t + k·δ, with δ a fraction of the smallest gap between distinct times, so order is kept).
+        event to t + k·δ, with δ a fraction of the smallest gap between distinct times, so order is kept);
+        either way :attr:`ties` counts them, with ``tie_reason`` (why they were handled so) in its report.
         """
         t = as_float_array(times, "times")
         if nodes is None:
@@ -123,11 +139,15 @@ class EventStream:
             t, n = t[order], n[order]
         if ties not in ("error", "merge", "spread"):
             raise EventStreamError(f"ties must be 'error', 'merge' or 'spread', got {ties!r}")
+        record: dict[str, Any] = {}
         if ties != "error" and t.size and np.all(np.isfinite(t)) and np.all(np.diff(t) >= 0):
-            t, n = resolve_ties(t, n, ties)
+            room = float(end_time) - float(t[-1]) if isinstance(end_time, (int, float, np.number)) else None
+            t, n, tie_t, tie_c, _ = resolve_ties_recorded(t, n, ties, room)
+            record = dict(tie_times=tie_t, tie_counts=tie_c, tie_how=ties,
+                          tie_reason=tie_reason or f"EventStream.from_arrays(ties={ties!r})")
         if end_time is None:
             end_time = float(t.max()) if t.size and np.all(np.isfinite(t)) else float(start_time)
-        return cls(t, n, n_nodes, end_time, start_time=start_time, node_names=node_names)
+        return cls(t, n, n_nodes, end_time, start_time=start_time, node_names=node_names, **record)
 
     @classmethod
     def empty(cls, n_nodes: int, end_time: float = 0.0, **kwargs: Any) -> EventStream:
@@ -159,6 +179,12 @@ class EventStream:
         """Empirical rates counts / duration (events per unit time, per node)."""
         d = self.duration
         return self.counts / d if d > 0 else np.full(self.n_nodes, np.nan)
+
+    @property
+    def ties(self) -> StreamTies:
+        """How many events tied at a node, per node and overall, and how they were handled (merge / spread)."""
+        return stream_ties(self.times, self.nodes, self._tie_times, self._tie_counts, self.n_nodes,
+                           how=self._tie_how, reason=self._tie_reason, node_names=self.node_names)
 
     def times_of(self, node: int) -> np.ndarray:
         """The event times of one node."""
@@ -198,11 +224,14 @@ class EventStream:
 
     # --- derived streams ---------------------------------------------------------------------------
 
-    def _replace(self, times, nodes, **kw) -> EventStream:
+    def _replace(self, times, nodes, *, tie_times=None, tie_counts=None, **kw) -> EventStream:
+        """A stream with these events and this stream's settings; ``tie_times`` / ``tie_counts`` default to the
+        events' own times and 1 (events with no tie history)."""
         args = dict(n_nodes=self.n_nodes, end_time=self.end_time, start_time=self.start_time,
-                    node_names=self.node_names)
+                    node_names=self.node_names, tie_how=self._tie_how, tie_reason=self._tie_reason)
         args.update(kw)
-        return EventStream(times, nodes, args.pop("n_nodes"), args.pop("end_time"), **args)
+        return EventStream(times, nodes, args.pop("n_nodes"), args.pop("end_time"), tie_times=tie_times,
+                           tie_counts=tie_counts, **args)
 
     def split(self, at: float) -> tuple[EventStream, EventStream]:
         """(earlier, later): events with τ ≤ at on [start_time, at], and τ > at on [at, end_time].
@@ -216,8 +245,9 @@ class EventStream:
                 f"split time at={at!r} is outside the window [{self.start_time}, {self.end_time}]"
             )
         k = int(np.searchsorted(self.times, at, side="right"))
-        early = self._replace(self.times[:k], self.nodes[:k], end_time=at)
-        late = self._replace(self.times[k:], self.nodes[k:], start_time=at)
+        tt, tc = self._tie_times, self._tie_counts
+        early = self._replace(self.times[:k], self.nodes[:k], end_time=at, tie_times=tt[:k], tie_counts=tc[:k])
+        late = self._replace(self.times[k:], self.nodes[k:], start_time=at, tie_times=tt[k:], tie_counts=tc[k:])
         return early, late
 
     def concat(self, later: EventStream) -> EventStream:
@@ -233,14 +263,16 @@ class EventStream:
             )
         return self._replace(
             np.concatenate([self.times, later.times]), np.concatenate([self.nodes, later.nodes]),
-            end_time=later.end_time,
+            end_time=later.end_time, tie_times=np.concatenate([self._tie_times, later._tie_times]),
+            tie_counts=np.concatenate([self._tie_counts, later._tie_counts]),
         )
 
     def append(self, time: float, node: int) -> EventStream:
         """A new stream with one more event (τ, n) at the end; end_time grows to τ if needed."""
         time = float(time)
         return self._replace(
-            np.append(self.times, time), np.append(self.nodes, int(node)), end_time=max(self.end_time, time)
+            np.append(self.times, time), np.append(self.nodes, int(node)), end_time=max(self.end_time, time),
+            tie_times=np.append(self._tie_times, time), tie_counts=np.append(self._tie_counts, 1),
         )
 
     # --- files -------------------------------------------------------------------------------------
@@ -357,6 +389,21 @@ class EventStream:
             )
         except EventStreamError as exc:
             raise EventStreamError(f"{where}: {exc}") from None
+
+
+def _tie_arrays(t: np.ndarray, tie_times: Any, tie_counts: Any) -> tuple[np.ndarray, np.ndarray]:
+    """Each event's tie time (default: its time) and tie count (default 1), checked and read-only."""
+    tt = t if tie_times is None else as_float_array(tie_times, "tie_times")
+    tc = np.ones(t.size, dtype=np.int64) if tie_counts is None else np.asarray(tie_counts, dtype=np.int64)
+    if tt.shape != t.shape or tc.shape != t.shape:
+        raise EventStreamError(f"tie_times and tie_counts must have one entry per event ({t.size}), got "
+                               f"{tt.size} and {tc.size}")
+    if tc.size and tc.min() < 1:
+        raise EventStreamError("tie_counts must be >= 1: the number of input events each event stands for")
+    tt, tc = tt.copy(), tc.copy()
+    tt.setflags(write=False)
+    tc.setflags(write=False)
+    return tt, tc
 
 
 def _is_int_text(x: str) -> bool:
