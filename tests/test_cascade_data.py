@@ -118,13 +118,17 @@ def test_gdelt_ties_spread_by_the_loader_make_the_fit_warn(gkg):
     assert "same-node ties (spread" in setup.describe()
 
 
-def test_gdelt_with_ties_merged_fits_without_the_warning(gkg):
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")  # no warning at all
+def test_gdelt_with_ties_merged_warns_once_and_leaves_beta_undetermined(gkg):
+    with pytest.warns(UserWarning) as caught:
         setup = prepare({"data": gdelt(gkg, ties="merge"), "n_train": 60})
-    assert setup.fit.warnings == [] and setup.data_report.ties_report.n_moved == 0
+    assert len(caught) == 1 and setup.data_report.ties_report.n_moved == 0
+    (warning,) = setup.fit.warnings
+    ties = setup.train_stream.ties
+    assert ties.how == "merge" and ties.n_dropped > 0 and ties.n_events == len(setup.train) + ties.n_dropped
+    assert f"{ties.n_tied} of {ties.n_events} events ({ties.share:.0%}) tied" in warning and "merged" in warning
     assert setup.model.spectral_radius() < 1e-6  # one event per node and export: no excitation left
-    assert not setup.describe().startswith("WARNING")
+    assert setup.fit.beta is None and "β is undetermined" in warning  # flat likelihood: no arbitrary grid pick
+    assert setup.describe().startswith("WARNING") and "β = undetermined" in setup.describe()
 
 
 def test_gdelt_nodes_default_to_the_data_when_they_are_not_the_shipped_ones(gkg):
@@ -159,9 +163,13 @@ def test_the_report_and_results_carry_the_tie_warning_first(gkg, tmp_path):
         result = run_experiment(config, llm=FakeLLM(), embedder=HashEmbedder())
     report = result.report().splitlines()
     assert report[0] == "## HawkesLLM cascade experiment"
-    assert report[2].startswith("**Warning:** β = 5 /h sits at the scale of the tie window")
+    assert report[2].startswith("**Warning:** ties: 56 of 60 events (93%) tied") and "spread" in report[2]
+    assert "β = 5 /h sits at the scale of the tie window" in report[2]  # one warning: the share, then the scale
     assert report[4].startswith("Data: gdelt: ") and "nodes local_tv, mass_market" in report[4]
     saved = json.loads((tmp_path / "out" / "results.json").read_text(encoding="utf-8"))
     assert saved["fit"]["warnings"] == result.setup.fit.warnings
     assert saved["fit"]["ties"]["how"] == "spread" and saved["fit"]["ties"]["n_moved"] > 0
+    st = saved["fit"]["stream_ties"]
+    assert (st["how"], st["n_tied"], st["n_events"]) == ("spread", 56, 60) and sum(st["tied_per_node"].values()) == 56
+    assert saved["fit"]["beta"] == 5.0 and saved["fit"]["beta_note"] == "" and saved["fit"]["untimed_sources"] == []
     assert saved["config"]["data"]["loader"] == "gdelt"

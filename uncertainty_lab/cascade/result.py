@@ -42,6 +42,18 @@ def _share(x: float) -> str:
     return "–" if not math.isfinite(x) else f"{x:.0%}"
 
 
+def _beta_line(fit: Any, grid: Any) -> str:
+    """How β was chosen, or that the data do not determine it (the likelihood is flat over the grid)."""
+    if fit.beta is None:
+        return f"β undetermined on the grid {list(grid or [])} ({fit.beta_note})"
+    return f"β = {fit.beta:g} /h chosen from {list(grid or [])} by likelihood among stable fits"
+
+
+def _timing_line(fit: Any) -> str:
+    note = getattr(fit, "timing_note", "")
+    return f" (no timing information: {note})" if note else ""
+
+
 def run_row(key: RunKey, run: CascadeRun, d: RunDiagnostics) -> dict[str, Any]:
     """One run's row: its seed, file, length and summaries (mean / late S_t, trend, drifts, copies, uncertainty)."""
     s = d.summaries
@@ -165,8 +177,8 @@ class CascadeResult(LabResult):
             f"new tokens{'; texts cleaned to one headline (clean_headline)' if c.clean else ''}. "
             f"{c.runs} run(s) per condition, {c.steps} steps each, run r seeded {c.seed} + r (shared by every "
             "selector and k: same event schedule, only the memory differs).",
-            f"Hawkes model: exponential kernel, β = {m.beta:g} /h chosen from {list(c.beta_grid or [])} by likelihood "
-            f"among stable fits, ρ(G) = {m.spectral_radius():.3f}; fitted on the {s.train_stream.n_events} "
+            f"Hawkes model: exponential kernel, {_beta_line(s.fit, c.beta_grid)}, ρ(G) = {m.spectral_radius():.3f}"
+            f"{_timing_line(s.fit)}; fitted on the {s.train_stream.n_events} "
             f"training events only (t ≤ {s.train_stream.end_time:.1f} h). Seed event: the last training event.",
             f"Evaluation embedder: {self.embedder_name} — a sentence encoder independent of the generator (the "
             "paper's embedder shared the generator's source, which can inflate alignment). References: the "
@@ -205,8 +217,16 @@ class CascadeResult(LabResult):
         """Everything ``results.json`` holds: config, model, embedder, nodes, seed event, the fit, the table, the
         run rows and every run's per-step curves, as JSON values (NaN → null)."""
         s = self.setup
+        ties = getattr(s.fit, "ties", None)
         fit = {
-            "beta": s.model.beta, "mu": s.model.mu, "alpha_source_target": s.model.alpha,
+            "beta": s.fit.beta, "beta_note": getattr(s.fit, "beta_note", ""),
+            "untimed_sources": [s.nodes[j] for j in getattr(s.fit, "untimed_sources", ())],
+            "timing_note": getattr(s.fit, "timing_note", ""),
+            "stream_ties": None if ties is None else {
+                "how": ties.how, "reason": ties.reason, "n_events": ties.n_events, "n_tied": ties.n_tied,
+                "share": ties.share, "tied_per_node": dict(zip(s.nodes, ties.tied, strict=True)),
+                "events_per_node": dict(zip(s.nodes, ties.events, strict=True))},
+            "mu": s.model.mu, "alpha_source_target": s.model.alpha,
             "rho": s.model.spectral_radius(), "log_likelihood": s.fit.log_likelihood,
             "n_events": s.fit.n_events, "train_start": s.train_stream.start_time, "train_end": s.train_stream.end_time,
             "candidates": s.fit.table.to_dicts(), "warnings": list(s.fit.warnings),

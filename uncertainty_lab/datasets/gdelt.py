@@ -387,6 +387,9 @@ def _timed_events(rows: list[_Row], bin_hours, ties: str, window: float, report:
     timed, report.ties_report = break_ties(list(zip(hours, rows, strict=True)), ties, window, node=lambda r: r.node,
                                            order=lambda r: (r.when, r.node, r.key, r.file_no, r.line))
     report.n_ties = report.ties_report.n_moved + report.ties_report.n_dropped
+    if ties == "merge":
+        size = Counter((r.node, h) for h, r in zip(hours, rows, strict=True))
+        report.tie_counts = {r.id: size[(r.node, h)] for h, r in timed if size[(r.node, h)] > 1}
     return [NewsEvent(id=r.id, time_h=h, timestamp=_iso(r.when), node=r.node, source=r.domain, headline=r.title,
                       url=r.url) for h, r in timed]
 

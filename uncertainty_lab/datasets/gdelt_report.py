@@ -23,7 +23,8 @@ class GdeltReport:
     ``n_ties`` events were moved (``ties="spread"``) or dropped (``"merge"``) because their node already had
     an event at that time, and ``ties_report`` says how many were tied and how far times moved;
     ``n_untitled`` kept events have no headline (no page title, and a URL slug that is an id, not words);
-    ``n_not_sampled`` events were left out by ``sample`` / ``limit``. ``t0`` is the wall-clock time of hour 0
+    ``n_not_sampled`` events were left out by ``sample`` / ``limit``; ``tie_counts`` maps the id of an event a
+    merge kept to the number of tied events it stands for (so a Hawkes stream can still count them per node). ``t0`` is the wall-clock time of hour 0
     (the first kept event).
     """
 
@@ -43,6 +44,7 @@ class GdeltReport:
     n_untitled: int = 0
     n_titles_from_gkg: int = 0
     n_not_sampled: int = 0
+    tie_counts: dict[str, int] = field(default_factory=dict)
     n_kept: int = 0
     per_node: dict[str, int] = field(default_factory=dict)
     t0: str | None = None
