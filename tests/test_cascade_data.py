@@ -5,7 +5,6 @@ one 15-minute export spread by the loader, the fit says when the decay it chose 
 from __future__ import annotations
 
 import json
-import warnings
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
