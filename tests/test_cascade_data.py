@@ -141,14 +141,43 @@ def test_gdelt_nodes_default_to_the_data_when_they_are_not_the_shipped_ones(gkg)
         prepare({"data": gdelt(gkg, limit=20), "n_train": 198})
 
 
-def test_gdelt_events_without_a_headline_are_fitted_but_are_no_references():
-    """The Events export of tests/data/gdelt (one 15-minute file: every row at one time) with its GKG for titles."""
+def _one_export_setup():
+    """The Events export of tests/data/gdelt (one 15-minute file: every row at one time) with its GKG for titles,
+    prepared: the fit warns once, with no timing information, no excitation and no β."""
     folder = Path(__file__).resolve().parent / "data" / "gdelt"
     mapping = {"timesofindia.indiatimes.com": "local_tv", "reuters.com": "general_news", "msn.com": "mass_market"}
-    setup = prepare({"n_train": 5, "data": {"loader": "gdelt", "path": str(folder / "20310902163000.export.CSV"),
-                                            "format": "events", "gkg": str(folder / "20310902163000.gkg.csv"),
-                                            "domain_to_node": mapping}})
+    with pytest.warns(UserWarning, match=r"ties: 4 of 5 events \(80%\) tied") as caught:
+        setup = prepare({"n_train": 5, "data": {"loader": "gdelt", "path": str(folder / "20310902163000.export.CSV"),
+                                                "format": "events", "gkg": str(folder / "20310902163000.gkg.csv"),
+                                                "domain_to_node": mapping}})
+    assert len(caught) == 1 and "the stream has no timing information" in setup.fit.warnings[0]
+    assert setup.fit.beta is None and not setup.model.alpha.any() and "β = undetermined" in setup.describe()
+    return setup
+
+
+def test_gdelt_events_without_a_headline_are_fitted_but_are_no_references():
+    setup = _one_export_setup()
     assert setup.train_stream.n_events == 5 and len(setup.test) == 4
+    untitled = [e for e in setup.test if not e.headline]
+    assert untitled and len(setup.references) == len(setup.test) - len(untitled)
+    assert all(r.text for r in setup.references)
+    assert f"{len(untitled)} held-out events have no headline: not references" in setup.describe()
+
+
+def test_on_one_export_the_report_says_beta_is_undetermined_and_the_hawkes_memory_empty(tmp_path):
+    """The issue's GDELT run: every row of one export at one time; the report and results.json say that β is
+    undetermined, that no node has timing information, and that the hawkes selector remembered nothing."""
+    setup = _one_export_setup()
+    config = {"n_train": 5, "selectors": ["hawkes", "recency"], "runs": 1, "steps": 3, "progress": False,
+              "figure": False, "out_dir": str(tmp_path / "out")}
+    result = run_experiment(config, llm=FakeLLM(), embedder=HashEmbedder(), setup=setup)
+    report = result.report()
+    assert "β undetermined on the grid" in report and "no timing information: all 5 events are at one time" in report
+    assert "selector `hawkes` (k = 3) had an EMPTY memory at every step" in report
+    saved = json.loads((tmp_path / "out" / "results.json").read_text(encoding="utf-8"))
+    assert saved["fit"]["beta"] is None and saved["fit"]["beta_note"].startswith("β is undetermined")
+    assert saved["fit"]["untimed_sources"] == list(setup.nodes) and saved["fit"]["stream_ties"]["n_tied"] == 4
+    assert [r["memory_empty"] for r in saved["table"]] == [1.0, 0.0]
     untitled = [e for e in setup.test if not e.headline]
     assert untitled and len(setup.references) == len(setup.test) - len(untitled)
     assert all(r.text for r in setup.references)

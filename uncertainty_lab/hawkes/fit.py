@@ -435,8 +435,10 @@ def fit_hawkes(
     - ``validation``: an EventStream to choose the candidate by held-out log-likelihood. If it starts at or
       after ``stream.end_time`` (e.g. the later half of :meth:`EventStream.split`) its likelihood is
       conditioned on ``stream``; a stream starting at 0 is treated as an independent realisation.
-    - ``ties``: the loader's tie report (``load_gdelt(...).ties_report``; times in hours): a UserWarning, kept in
-      ``.warnings``, when the chosen β is the spacing the loader invented (:mod:`~uncertainty_lab.hawkes.tiescale`).
+    - Ties (``stream.ties``, :mod:`.ties`): one UserWarning (in ``.warnings``) naming the share tied and what was
+      done; a source whose events all tie has α = 0, not fitted (``.untimed_sources``); α̂ = 0 at every β of a grid
+      makes ℓ flat in β: ``.beta`` is None (``.beta_note``). ``ties=`` (``load_gdelt(...).ties_report``, hours) adds
+      when β is the spacing the loader invented (:mod:`~uncertainty_lab.hawkes.tiescale`).
     - Memory: ~8·(N+1) bytes per event and the largest node's solver temporaries, whatever the grid; a UserWarning
       (in ``.warnings``) before starting when that is over half the free memory (:mod:`~uncertainty_lab.hawkes.memory`).
 
