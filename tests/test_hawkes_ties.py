@@ -106,3 +106,15 @@ def test_a_stream_without_ties_fits_as_before_and_a_flat_grid_is_still_undetermi
         fit = fit_hawkes(stream, beta_grid=[50.0, 100.0])  # decays far too fast to link any two events
     assert fit.beta is None and fit.model.beta in (50.0, 100.0) and fit.untimed_sources == ()
     assert fit_hawkes(stream, beta=1.0).beta == 1.0  # one fixed β is the caller's, never "undetermined"
+
+
+def test_the_beta_grid_plot_says_when_beta_is_undetermined():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from uncertainty_lab.widgets.cascade_views import plot_beta_grid
+
+    with pytest.warns(UserWarning):
+        fit = fit_hawkes(EventStream.from_arrays([5.0] * 4, [0, 0, 1, 1], end_time=9.0, ties="merge"), beta_grid=GRID)
+    _, ax = plot_beta_grid(fit)
+    assert ax.get_title().startswith("β undetermined") and "chosen" not in ax.get_legend_handles_labels()[1]
