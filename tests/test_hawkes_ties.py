@@ -118,3 +118,17 @@ def test_the_beta_grid_plot_says_when_beta_is_undetermined():
         fit = fit_hawkes(EventStream.from_arrays([5.0] * 4, [0, 0, 1, 1], end_time=9.0, ties="merge"), beta_grid=GRID)
     _, ax = plot_beta_grid(fit)
     assert ax.get_title().startswith("β undetermined") and "chosen" not in ax.get_legend_handles_labels()[1]
+
+
+@pytest.mark.parametrize("fmt", ["csv", "jsonl"])
+@pytest.mark.parametrize("how", ["spread", "merge"])
+def test_the_tie_record_survives_a_file(tmp_path, fmt, how):
+    stream = EventStream.from_arrays([1.0, 1.0, 1.0, 2.0, 3.0, 3.0], [0, 0, 1, 1, 0, 0], end_time=5.0, ties=how,
+                                     node_names=["a", "b"])
+    path = getattr(stream, f"to_{fmt}")(tmp_path / f"s.{fmt}")
+    back = getattr(EventStream, f"from_{fmt}")(path)
+    assert back == stream and back.ties == stream.ties and back.ties.how == how
+    assert f"tied={stream.ties.n_tied}/{stream.ties.n_events} ({how})" in repr(back)
+    plain = EventStream.from_arrays([0.5, 1.5], [0, 1], end_time=2.0)
+    again = getattr(EventStream, f"from_{fmt}")(getattr(plain, f"to_{fmt}")(tmp_path / f"p.{fmt}"))
+    assert again.ties.how == "none" and "tie" not in path.with_name(f"p.{fmt}").read_text(encoding="utf-8")

@@ -217,9 +217,11 @@ class EventStream:
 
     def __repr__(self) -> str:
         names = f", node_names={list(self.node_names)}" if self.node_names else ""
+        ties = self.ties if self._tie_how != "none" else None
+        tied = f", tied={ties.n_tied}/{ties.n_events} ({ties.how})" if ties is not None and ties.n_tied else ""
         return (
             f"EventStream(n_events={self.n_events}, n_nodes={self.n_nodes}, "
-            f"window=[{self.start_time:g}, {self.end_time:g}], counts={self.counts.tolist()}{names})"
+            f"window=[{self.start_time:g}, {self.end_time:g}], counts={self.counts.tolist()}{names}{tied})"
         )
 
     # --- derived streams ---------------------------------------------------------------------------
@@ -281,19 +283,29 @@ class EventStream:
         meta: dict[str, Any] = {"n_nodes": self.n_nodes, "end_time": self.end_time, "start_time": self.start_time}
         if self.node_names:
             meta["node_names"] = list(self.node_names)
+        if self._tie_how != "none":
+            meta["tie_how"], meta["tie_reason"] = self._tie_how, self._tie_reason
         return meta
 
+    def _rows(self):
+        """(time, node) per event, with (tie time, tie count) when the stream has a tie record."""
+        cols = [self.times.tolist(), self.nodes.tolist()]
+        if self._tie_how != "none":
+            cols += [self._tie_times.tolist(), self._tie_counts.tolist()]
+        return zip(*cols, strict=True)
+
     def to_csv(self, path: str | Path) -> Path:
-        """Write ``time,node`` rows, with the window and node names in ``#`` comment lines first."""
+        """Write ``time,node`` rows (and ``tie_time,tie_count`` when ties were handled), with the window, node names
+        and tie handling in ``#`` comment lines first."""
         path = Path(path)
         with open(path, "w", newline="", encoding="utf-8") as f:
             f.write(f"# {_CSV_MAGIC}\n")
             for key, value in self._meta().items():
                 f.write(f"# {key}={json.dumps(value)}\n")
             writer = csv.writer(f)
-            writer.writerow(["time", "node"])
-            for t, n in zip(self.times.tolist(), self.nodes.tolist(), strict=True):
-                writer.writerow([repr(t), n])
+            writer.writerow(["time", "node"] + (["tie_time", "tie_count"] if self._tie_how != "none" else []))
+            for row in self._rows():
+                writer.writerow([repr(row[0]), *row[1:2], *([repr(row[2]), row[3]] if len(row) > 2 else [])])
         return path
 
     @classmethod
@@ -307,6 +319,7 @@ class EventStream:
         meta: dict[str, Any] = {}
         times: list[float] = []
         nodes: list[str] = []
+        ties: list[tuple[float, int]] = []
         with open(path, newline="", encoding="utf-8") as f:
             lines = []
             for line in f:
@@ -332,15 +345,19 @@ class EventStream:
             except (TypeError, ValueError):
                 raise EventStreamError(f"{path} row {row_no}: time {row['time']!r} is not a number") from None
             nodes.append((row.get("node") or "0").strip())
-        return cls._from_records(times, nodes, meta, overrides, str(path))
+            if "tie_time" in fields:
+                ties.append(_tie_of(row, f"{path} row {row_no}"))
+        return cls._from_records(times, nodes, meta, overrides, str(path), ties)
 
     def to_jsonl(self, path: str | Path) -> Path:
-        """Write a first line with the window and node names, then one ``{"time", "node"}`` object per line."""
+        """Write a first line with the window, node names and tie handling, then one ``{"time", "node"}`` object
+        per line (with ``"tie_time", "tie_count"`` when ties were handled)."""
         path = Path(path)
+        keys = ("time", "node", "tie_time", "tie_count")
         with open(path, "w", encoding="utf-8") as f:
             f.write(json.dumps(self._meta()) + "\n")
-            for t, n in zip(self.times.tolist(), self.nodes.tolist(), strict=True):
-                f.write(json.dumps({"time": t, "node": n}) + "\n")
+            for row in self._rows():
+                f.write(json.dumps(dict(zip(keys, row, strict=False))) + "\n")
         return path
 
     @classmethod
@@ -351,6 +368,7 @@ class EventStream:
         meta: dict[str, Any] = {}
         times: list[float] = []
         nodes: list[Any] = []
+        ties: list[tuple[float, int]] = []
         with open(path, encoding="utf-8") as f:
             for line_no, line in enumerate(f, start=1):
                 if not line.strip():
@@ -369,12 +387,14 @@ class EventStream:
                             f"{path} line {line_no}: time {obj['time']!r} is not a number"
                         ) from None
                     nodes.append(obj.get("node", 0))
+                    if "tie_time" in obj:
+                        ties.append(_tie_of(obj, f"{path} line {line_no}"))
                 else:
                     meta.update(obj)
-        return cls._from_records(times, [str(x) for x in nodes], meta, overrides, str(path))
+        return cls._from_records(times, [str(x) for x in nodes], meta, overrides, str(path), ties)
 
     @classmethod
-    def _from_records(cls, times, nodes, meta, overrides, where) -> EventStream:
+    def _from_records(cls, times, nodes, meta, overrides, where, ties=()) -> EventStream:
         meta = {**meta, **overrides}
         names = meta.get("node_names")
         if all(_is_int_text(x) for x in nodes):
@@ -382,13 +402,29 @@ class EventStream:
         else:
             node_values = np.array(nodes, dtype=object)
         try:
-            return cls.from_arrays(
+            stream = cls.from_arrays(
                 times, node_values, n_nodes=meta.get("n_nodes"), end_time=meta.get("end_time"),
                 start_time=meta.get("start_time", 0.0), node_names=names,
                 sort=bool(meta.get("sort", False)), ties=meta.get("ties", "error"),
             )
+            if not ties or stream._tie_how != "none":  # no tie record in the file, or ties handled on reading
+                return stream
+            if len(ties) != len(times) or stream.n_events != len(times) or meta.get("sort"):
+                raise EventStreamError("tie_time / tie_count must be given for every event, in time order")
+            return stream._replace(stream.times, stream.nodes, tie_times=[t for t, _ in ties],
+                                   tie_counts=[c for _, c in ties], tie_how=meta.get("tie_how", "spread"),
+                                   tie_reason=str(meta.get("tie_reason", f"read from {where}")))
         except EventStreamError as exc:
             raise EventStreamError(f"{where}: {exc}") from None
+
+
+def _tie_of(record: dict[str, Any], where: str) -> tuple[float, int]:
+    """(tie time, tie count) of one event record of a file."""
+    try:
+        return float(record["tie_time"]), int(record.get("tie_count") or 1)
+    except (TypeError, ValueError):
+        raise EventStreamError(f"{where}: tie_time {record.get('tie_time')!r} / tie_count "
+                               f"{record.get('tie_count')!r} are not numbers") from None
 
 
 def _tie_arrays(t: np.ndarray, tie_times: Any, tie_counts: Any) -> tuple[np.ndarray, np.ndarray]:
