@@ -25,6 +25,7 @@ from .validation import (
     check_node_names,
     check_scalar_time,
     check_window,
+    tie_pairs,
 )
 
 __all__ = ["EventStream"]
@@ -140,7 +141,8 @@ class EventStream:
         if ties not in ("error", "merge", "spread"):
             raise EventStreamError(f"ties must be 'error', 'merge' or 'spread', got {ties!r}")
         record: dict[str, Any] = {}
-        if ties != "error" and t.size and np.all(np.isfinite(t)) and np.all(np.diff(t) >= 0):
+        if (ties != "error" and t.size and np.all(np.isfinite(t)) and np.all(np.diff(t) >= 0)
+                and tie_pairs(t, n) is not None):
             room = float(end_time) - float(t[-1]) if isinstance(end_time, (int, float, np.number)) else None
             t, n, tie_t, tie_c, _ = resolve_ties_recorded(t, n, ties, room)
             record = dict(tie_times=tie_t, tie_counts=tie_c, tie_how=ties,
@@ -183,8 +185,21 @@ class EventStream:
     @property
     def ties(self) -> StreamTies:
         """How many events tied at a node, per node and overall, and how they were handled (merge / spread)."""
+        if self._tie_times is None:  # no tie record: no node fires twice at one time (O(M), no copies)
+            events = tuple(self.counts.tolist())
+            distinct = 1 + int(np.count_nonzero(self.times[1:] != self.times[:-1])) if self.n_events else 0
+            return StreamTies(events=events, tied=(0,) * self.n_nodes, times=events, n_distinct_times=distinct,
+                              node_names=self.node_names)
         return stream_ties(self.times, self.nodes, self._tie_times, self._tie_counts, self.n_nodes,
                            how=self._tie_how, reason=self._tie_reason, node_names=self.node_names)
+
+    def _tie_t(self) -> np.ndarray:
+        """Each event's tie time (its own time without a tie record)."""
+        return self.times if self._tie_times is None else self._tie_times
+
+    def _tie_c(self) -> np.ndarray:
+        """Each event's tie count (1 without a tie record)."""
+        return np.ones(self.n_events, dtype=np.int64) if self._tie_counts is None else self._tie_counts
 
     def times_of(self, node: int) -> np.ndarray:
         """The event times of one node."""
@@ -248,8 +263,10 @@ class EventStream:
             )
         k = int(np.searchsorted(self.times, at, side="right"))
         tt, tc = self._tie_times, self._tie_counts
-        early = self._replace(self.times[:k], self.nodes[:k], end_time=at, tie_times=tt[:k], tie_counts=tc[:k])
-        late = self._replace(self.times[k:], self.nodes[k:], start_time=at, tie_times=tt[k:], tie_counts=tc[k:])
+        early = self._replace(self.times[:k], self.nodes[:k], end_time=at, tie_times=_part(tt, slice(None, k)),
+                              tie_counts=_part(tc, slice(None, k)))
+        late = self._replace(self.times[k:], self.nodes[k:], start_time=at, tie_times=_part(tt, slice(k, None)),
+                             tie_counts=_part(tc, slice(k, None)))
         return early, late
 
     def concat(self, later: EventStream) -> EventStream:
@@ -263,10 +280,12 @@ class EventStream:
                 f"later.start_time={later.start_time} is before end_time={self.end_time}; concat joins a stream "
                 "to its continuation (use EventStream.split to make one)"
             )
+        record = self._tie_times is not None or later._tie_times is not None
         return self._replace(
             np.concatenate([self.times, later.times]), np.concatenate([self.nodes, later.nodes]),
-            end_time=later.end_time, tie_times=np.concatenate([self._tie_times, later._tie_times]),
-            tie_counts=np.concatenate([self._tie_counts, later._tie_counts]),
+            end_time=later.end_time,
+            tie_times=np.concatenate([self._tie_t(), later._tie_t()]) if record else None,
+            tie_counts=np.concatenate([self._tie_c(), later._tie_c()]) if record else None,
         )
 
     def append(self, time: float, node: int) -> EventStream:
@@ -274,7 +293,8 @@ class EventStream:
         time = float(time)
         return self._replace(
             np.append(self.times, time), np.append(self.nodes, int(node)), end_time=max(self.end_time, time),
-            tie_times=np.append(self._tie_times, time), tie_counts=np.append(self._tie_counts, 1),
+            tie_times=None if self._tie_times is None else np.append(self._tie_times, time),
+            tie_counts=None if self._tie_counts is None else np.append(self._tie_counts, 1),
         )
 
     # --- files -------------------------------------------------------------------------------------
@@ -291,7 +311,7 @@ class EventStream:
         """(time, node) per event, with (tie time, tie count) when the stream has a tie record."""
         cols = [self.times.tolist(), self.nodes.tolist()]
         if self._tie_how != "none":
-            cols += [self._tie_times.tolist(), self._tie_counts.tolist()]
+            cols += [self._tie_t().tolist(), self._tie_c().tolist()]
         return zip(*cols, strict=True)
 
     def to_csv(self, path: str | Path) -> Path:
@@ -418,6 +438,11 @@ class EventStream:
             raise EventStreamError(f"{where}: {exc}") from None
 
 
+def _part(values: np.ndarray | None, part: slice) -> np.ndarray | None:
+    """A slice of a tie array (None, no tie record, stays None)."""
+    return None if values is None else values[part]
+
+
 def _tie_of(record: dict[str, Any], where: str) -> tuple[float, int]:
     """(tie time, tie count) of one event record of a file."""
     try:
@@ -428,7 +453,10 @@ def _tie_of(record: dict[str, Any], where: str) -> tuple[float, int]:
 
 
 def _tie_arrays(t: np.ndarray, tie_times: Any, tie_counts: Any) -> tuple[np.ndarray, np.ndarray]:
-    """Each event's tie time (default: its time) and tie count (default 1), checked and read-only."""
+    """Each event's tie time (default: its time) and tie count (default 1), checked and read-only; (None, None)
+    when neither is given (no tie record: nothing is copied)."""
+    if tie_times is None and tie_counts is None:
+        return None, None
     tt = t if tie_times is None else as_float_array(tie_times, "tie_times")
     tc = np.ones(t.size, dtype=np.int64) if tie_counts is None else np.asarray(tie_counts, dtype=np.int64)
     if tt.shape != t.shape or tc.shape != t.shape:
