@@ -451,7 +451,7 @@ def fit_hawkes(
     kernels = _candidates(kernel, beta, beta_grid, dict(kernel_params or {}), stream)
     notes = _warned(memory_warning(stream))  # before the work starts: a fit too big for memory says so first
     stream_ties = stream.ties
-    untimed = tuple(range(stream.n_nodes)) if stream_ties.untimed else stream_ties.untimed_nodes
+    untimed = tuple(np.flatnonzero(stream_ties.events).tolist()) if stream_ties.untimed else stream_ties.untimed_nodes
 
     candidates = []
     for kern in kernels:
