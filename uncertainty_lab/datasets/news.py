@@ -236,11 +236,14 @@ def news_event_stream(
     of one node with the same source ``timestamp`` (GDELT's 15-minute stamp) are one tie, whose time before the
     loader spread it is the earliest ``time_h`` of the group. ``tie_report`` (the loader's report,
     ``load_gdelt(...).report``, or its :class:`~uncertainty_lab.datasets.ties.TieReport`) says how they were
-    handled; after a merge the report's ``tie_counts`` (event id → events it stands for) restores the counts.
+    handled (default: the ``.report`` of a ``load_gdelt`` result); after a merge the report's ``tie_counts``
+    (event id → events it stands for) restores the counts. Without a report no tie record is made.
     (Timestamps binned together by ``bin_hours`` but different are not counted as one tie here.)
     """
     from uncertainty_lab.hawkes import EventStream
 
+    if tie_report is None:  # a load_gdelt result carries its report
+        tie_report = getattr(events, "report", None)
     events = list(events)
     names = tuple(node_names)
     index = {name: k for k, name in enumerate(names)}
@@ -261,8 +264,12 @@ def news_event_stream(
 
 
 def _loader_ties(events: list[NewsEvent], report: Any) -> dict[str, Any] | None:
-    """The tie record of events whose ties a loader handled (time-sorted): each event's tie time (the earliest
-    ``time_h`` of its node-and-timestamp group), how and why; None when nothing tied and no report says so."""
+    """The tie record of events whose ties a loader handled (time-sorted; ``report`` says it spread or merged
+    them): each event's tie time (the earliest ``time_h`` of its node-and-timestamp group), its tie count, how and
+    why; None without such a report or when nothing tied."""
+    how = getattr(getattr(report, "ties_report", report), "how", None)
+    if how not in ("spread", "merge"):  # no loader says it handled ties: a shared timestamp proves nothing
+        return None
     first: dict[tuple[str, str], float] = {}
     for e in events:
         first.setdefault((e.node, e.timestamp), e.time_h)
@@ -272,7 +279,6 @@ def _loader_ties(events: list[NewsEvent], report: Any) -> dict[str, Any] | None:
     moved = any(t != e.time_h for t, e in zip(tie_times, events, strict=True))
     if not moved and max(tie_counts, default=1) == 1:
         return None
-    how = "merge" if not moved else "spread"
     reason = (f"by the loader (ties={how!r}): one node's events shared a source timestamp (GDELT stamps every row of "
               "a 15-minute export with one time)")
     return {"tie_times": tie_times, "tie_counts": tie_counts, "tie_how": how, "tie_reason": reason}
