@@ -232,7 +232,8 @@ def measure_hawkes(label: str, data: dict[str, Any] | None, args: argparse.Names
         config["n_train"] = args.gdelt_train
     result = run_experiment(config)
     keep = ("selector", "runs", "steps", "mean_S", "mean_S_ci", "late_S", "late_S_ci", "trend", "global_drift",
-            "global_drift_sd", "local_drift", "local_drift_sd", "global_exceeds_local", "S_defined", "copies")
+            "global_drift_sd", "local_drift", "local_drift_sd", "global_exceeds_local", "S_defined", "memory_empty",
+            "copies", "copies_memory")
     rows = [{k: ([_num(x) for x in r[k]] if isinstance(r[k], list) else _num(r[k]) if isinstance(r[k], float)
                  else r[k]) for k in keep} for r in result.rows()]
     paired = [{"selector": c["selector"], "baseline": c["baseline"], "difference": _interval(c["difference"]),
@@ -244,6 +245,29 @@ def measure_hawkes(label: str, data: dict[str, Any] | None, args: argparse.Names
         public["data"] = {k: v for k, v in _public(data).items() if k != "domain_to_node"}
     return {"lab": "cascade", "data_label": label, "model": result.llm_label, "embedder": result.embedder_name,
             "config": public, "rows": rows, "paired": paired}
+
+
+def replay_memory(record: dict[str, Any]) -> bool:
+    """Fill ``memory_empty`` of a shipped-cascade record measured before it was recorded, by replaying each run's
+    memories without the model (:func:`uncertainty_lab.cascade.memory_use.memory_schedule`: the schedule and the
+    hawkes / recency / random memories depend on times and nodes only); False when the record needs data files
+    (GDELT) or already has it. Seconds, not the measurement's hour."""
+    from uncertainty_lab.cascade.experiment import prepare, run_seed
+    from uncertainty_lab.cascade.memory_use import memory_schedule
+
+    cfg = record.get("config", {})
+    if "data" in cfg or all("memory_empty" in r for r in record["rows"]):
+        return False
+    setup = prepare({})
+    for row in record["rows"]:
+        shares = []
+        for r in range(cfg["runs"]):
+            sizes = memory_schedule(setup, row["selector"], cfg["ks"][0], run_seed(cfg["seed"], r), cfg["steps"])
+            shares.append(sum(s == 0 for s in sizes) / len(sizes) if sizes else math.nan)
+        row["memory_empty"] = _num(float(np.nanmean(shares)))
+    record["memory_empty_from"] = ("replayed without the model (memory_schedule, benchmarks/real_data.py "
+                                   "--replay-memory): the runs' event schedule and memories do not depend on texts")
+    return True
 
 
 # --- driver -------------------------------------------------------------------------------------------------------
@@ -375,6 +399,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--json", type=Path, default=HERE / "real_data.json")
     p.add_argument("--markdown", type=Path, default=HERE / "real_data.md")
     p.add_argument("--render", action="store_true", help="only rewrite the markdown's tables from the JSON")
+    p.add_argument("--replay-memory", action="store_true", help="with --render: first fill the memory-empty share "
+                   "of cascade records that lack it by replaying their memories without the model (seconds)")
     p.add_argument("--redo", action="store_true", help="measure again what the JSON already holds with the same "
                    "settings (the journals in --work-dir still resume)")
     args = p.parse_args(argv)
@@ -390,7 +416,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     if args.render:
-        update_outputs(json.loads(args.json.read_text(encoding="utf-8")), args.json, args.markdown)
+        results = json.loads(args.json.read_text(encoding="utf-8"))
+        if args.replay_memory:
+            for key, record in results.get("hawkes", {}).items():
+                print(f"hawkes {key}: memory replayed" if replay_memory(record) else f"hawkes {key}: nothing to replay")
+        update_outputs(results, args.json, args.markdown)
         return 0
     jobs = plan(args)
     if not jobs:

@@ -128,13 +128,18 @@ class CascadeSetup:
             "per node (train / held out): " + ", ".join(f"{n} {counts_tr.get(n, 0)}/{counts_te.get(n, 0)}"
                                                         for n in self.nodes),
             f"Hawkes fit on the {self.train_stream.n_events} training events, window [{self.train_stream.start_time:g}, "
-            f"{self.train_stream.end_time:.1f}] h: β = {m.beta:g} /h, ρ(G) = {m.spectral_radius():.3f}",
+            f"{self.train_stream.end_time:.1f}] h: β = {_beta_text(self.fit)}, ρ(G) = {m.spectral_radius():.3f}",
             f"seed event e_0: t = {self.seed_event.time:.1f} h, {self.nodes[self.seed_event.node]}: "
             f"{self.seed_event.text}",
         ]
         if self.data_report is not None:
             lines.append(self.data_report.summary())
         return "\n".join(lines)
+
+
+def _beta_text(fit: Any) -> str:
+    """``"2 /h"``, or ``"undetermined"`` when the likelihood is flat over the β grid (:attr:`FitResult.beta_note`)."""
+    return "undetermined" if fit.beta is None else f"{fit.beta:g} /h"
 
 
 def node_specs_for(nodes: Sequence[str], instructions: Mapping[str, str] | None = None) -> tuple[NodeSpec, ...]:
@@ -170,7 +175,7 @@ def prepare(config: CascadeConfig | Mapping[str, Any] | None = None) -> CascadeS
     specs = node_specs_for(nodes, config.node_instructions)
     # the training window ends at the last training event: nothing about the held-out events (not even the
     # time of the first one) enters the likelihood
-    train_stream = news_event_stream(train, nodes)
+    train_stream = news_event_stream(train, nodes, tie_report=getattr(events, "report", None))
     fit = fit_hawkes(train_stream, beta_grid=config.beta_grid, penalty=config.penalty, eta=config.eta,
                      ties=getattr(events, "ties_report", None))
     index = {name: i for i, name in enumerate(nodes)}
