@@ -475,25 +475,25 @@ def fit_hawkes(
             "The table and candidates are attached to this error (.table, .candidates)",
             table=table, candidates=candidates,
         )
+    notes += _timing_notes(candidates, best, stream_ties, untimed, beta_note, ties)
+    return FitResult(
+        warnings=notes, ties=stream_ties, untimed_sources=untimed, beta_note=beta_note,
+        timing_note=timing_note(stream_ties, untimed), model=best.model, log_likelihood=best.log_likelihood,
+        table=table, stderr=_stderr(best, penalty), converged=best.converged, candidates=candidates,
+        penalty=penalty, eta=eta, selected_by="held-out log-likelihood" if validation is not None else "log-likelihood",
+        n_events=stream.n_events, seconds=time.perf_counter() - started,
+        validation_log_likelihood=best.validation_log_likelihood,
+    )
+
+
+def _timing_notes(candidates: list, best: Any, stream_ties: Any, untimed: tuple, beta_note: str | None,
+                  ties: Any) -> list[str]:
+    """The fit's warnings about its timing: ties in the stream, a β at the spacing a loader invented, an
+    undetermined β (each issued as a UserWarning too)."""
     grid = [c.kernel.beta for c in candidates if isinstance(c.kernel, ExponentialKernel)]
     scale = tie_scale_warning(None if beta_note else best.model.beta, grid, ties)
     tied = tie_warning(stream_ties, untimed, beta_note)
-    notes += _warned(" ".join(t for t in (tied, scale) if t) or None)
+    notes = _warned(" ".join(t for t in (tied, scale) if t) or None)
     if beta_note and not tied:
         notes += _warned(beta_note)
-    return FitResult(
-        warnings=notes, ties=stream_ties, untimed_sources=untimed, beta_note=beta_note,
-        timing_note=timing_note(stream_ties, untimed),
-        model=best.model,
-        log_likelihood=best.log_likelihood,
-        table=table,
-        stderr=_stderr(best, penalty),
-        converged=best.converged,
-        candidates=candidates,
-        penalty=penalty,
-        eta=eta,
-        selected_by="held-out log-likelihood" if validation is not None else "log-likelihood",
-        n_events=stream.n_events,
-        seconds=time.perf_counter() - started,
-        validation_log_likelihood=best.validation_log_likelihood,
-    )
+    return notes

@@ -61,12 +61,14 @@ class QuestionRecord:
 @dataclass
 class OrchestrationRun:
     """A benchmark run's ``config`` (the run file's header), its ``records`` in item order, whether it is
-    ``complete``, and the ``path`` it streams to. :meth:`load` reloads a file (complete or interrupted)."""
+    ``complete``, the ``path`` it streams to, and the settings of the ``grader`` that graded it (the header's
+    ``depends``; older files kept it in the config). :meth:`load` reloads a file (complete or interrupted)."""
 
     config: dict[str, Any]
     records: list[QuestionRecord]
     complete: bool = True
     path: Path | None = None
+    grader: Any = None
 
     @classmethod
     def load(cls, path: str | os.PathLike) -> OrchestrationRun:
@@ -74,7 +76,8 @@ class OrchestrationRun:
         order = {key: i for i, key in enumerate(journal.config.get("items", []))}
         records = sorted((QuestionRecord.from_dict(r) for r in journal.body), key=lambda r: order.get(r.id, len(order)))
         done = journal.end is not None and len(records) == len(journal.config.get("items", []))
-        return cls(journal.config, records, done, journal.path)
+        grader = (journal.header.get("depends") or {}).get("grader", journal.config.get("grader"))
+        return cls(journal.config, records, done, journal.path, grader)
 
     @classmethod
     def joined(cls, runs: list[OrchestrationRun], path: str | os.PathLike | None = None) -> OrchestrationRun:
@@ -85,7 +88,7 @@ class OrchestrationRun:
             return runs[0]
         config = dict(runs[0].config, items=[i for r in runs for i in r.config.get("items", [])])
         return cls(config, [rec for r in runs for rec in r.records], all(r.complete for r in runs),
-                   None if path is None else Path(path))
+                   None if path is None else Path(path), runs[0].grader)
 
     def __len__(self) -> int:
         return len(self.records)

@@ -133,7 +133,7 @@ def run_benchmark(coordinator: Any, items: Iterable[Any], out: str | os.PathLike
         if journal is not None:
             records, writer, rewritten = _resume(path, journal, items, grader, header, writer)
             if journal.end is not None and len(records) == len(ids) and not rewritten:
-                return OrchestrationRun(config, records, True, path)
+                return OrchestrationRun(config, records, True, path, header["depends"]["grader"])
         done = {r.id for r in records}
         bar = progress_bar(total=len(items), initial=len(done), show=progress,
                            desc=desc or f"orchestrate [{coordinator.policy.name}]", leave=False)
@@ -149,4 +149,5 @@ def run_benchmark(coordinator: Any, items: Iterable[Any], out: str | os.PathLike
     finally:
         writer.close()
     order = {key: i for i, key in enumerate(ids)}
-    return OrchestrationRun(config, sorted(records, key=lambda r: order[r.id]), True, path)
+    return OrchestrationRun(config, sorted(records, key=lambda r: order[r.id]), True, path,
+                            header["depends"]["grader"])
