@@ -179,7 +179,7 @@ def main(argv: list[str] | None = None) -> int:
               + ", ".join(f"{x['id']} ({x['tag']}: hand {x['hand']}, graded {x['grader']})" for x in misses))
     if args.dump:
         with open(args.dump, "w", encoding="utf-8") as f:
-            for i, r in enumerate(rows):
+            for r in rows:
                 lab = labels.get((r["dataset"], r["question_id"], r["sha"]), {})
                 f.write(json.dumps({"dataset": r["dataset"], "question_id": r["question_id"], "sha": r["sha"],
                                     "question": r["item"]["question"], "correct": r["item"]["answers"],

@@ -62,6 +62,7 @@ class Correctness:
     score: float | None = None
     raw: str | None = None
     refused: bool = False
+    uncertain: bool = False
 
     @property
     def judged(self) -> bool:
@@ -69,9 +70,11 @@ class Correctness:
 
     @property
     def label(self) -> str:
-        """``correct``, ``wrong``, ``refused`` or ``unjudged``."""
+        """``correct``, ``wrong``, ``refused``, ``uncertain`` (the rules could not decide) or ``unjudged``."""
         if self.refused:
             return "refused"
+        if self.uncertain:
+            return "uncertain"
         return "unjudged" if self.correct is None else ("correct" if self.correct else "wrong")
 
 
@@ -209,8 +212,8 @@ class AnswerGrader:
             sim = self._similarity if self.paraphrase == "embedding" else None
             d = strict_rule(answer, aliases, incorrect, question, overlap=self.overlap, similarity=sim,
                             floor=self.floor)
-        return Correctness(d.label == "correct", self.name, d.evidence, d.matched, d.score, None,
-                           d.label == "refused")
+        return Correctness(None if d.label == "uncertain" else d.label == "correct", self.name, d.evidence, d.matched,
+                           d.score, None, d.label == "refused", d.label == "uncertain")
 
     def _normalised(self, answer, norm, aliases, question):
         for alias in aliases:
