@@ -38,14 +38,17 @@ _REWRITES = [(re.compile(rf"\b{a}\b"), b) for a, b in (
     (r"(?:fictional|imaginary|mythical|made up|fiction)", "not real"),
     (r"(?:very few|hardly any|almost no|barely any|few if any|very little|only a few)", "few"),
     (r"digestive (?:system|tract)|intestines?|bowels?|guts", "gut"),
+    (r"special|unusual", "particular"), (r"exists?|existed|existing", "real"),
     (r"(?:countless|numerous|multiple|several|lots of|a lot of|plenty of|a number of)", "many"),
 )]
 _FEW, _MANY = frozenset({"few", "rarely", "seldom"}), frozenset({"many", "most", "much"})
 _CONCEPTS = frozenset({"few", "unclear"})
+_VERDICT_FIRST = re.compile(r"\W*(?:yes|no)\b\W*[,.;:!]", re.IGNORECASE)
 STOP = frozenset("""a an the is are was were be been being it its this that these those of in on at to for with by
 from and or as do does did will would can could should may might just very so there their they them he she his her
 you your we i my me s has have had about some any into than then if when what which who whom how why all also
-really actually truly simply just""".split())
+really actually truly simply just doesn don didn isn aren wasn weren wouldn couldn shouldn hasn haven hadn
+ain""".split())
 
 
 _IRREGULAR = {"came": "come", "went": "go", "ate": "eat", "eaten": "eat", "made": "make", "won": "win", "grew": "grow",
@@ -67,12 +70,13 @@ def stem(word: str) -> str:
 
 class Claim:
     """A clause read for meaning: its ``focus`` words (a Counter), its negation ``parity``, its ``quantity``
-    (``few``, ``many`` or None) and whether it says the fact is ``unclear``."""
+    (``few``, ``many`` or None), whether it says the fact is ``unclear``, and the question's words it holds
+    (``asked``)."""
 
-    __slots__ = ("focus", "parity", "quantity", "unclear")
+    __slots__ = ("asked", "focus", "parity", "quantity", "unclear")
 
-    def __init__(self, focus: Counter, parity: int, quantity: str | None, unclear: bool):
-        self.focus, self.parity, self.quantity, self.unclear = focus, parity, quantity, unclear
+    def __init__(self, focus: Counter, parity: int, quantity: str | None, unclear: bool, asked: frozenset = frozenset()):
+        self.focus, self.parity, self.quantity, self.unclear, self.asked = focus, parity, quantity, unclear, asked
 
     def agrees(self, other: Claim) -> bool:
         """Same negation parity, both or neither saying the fact is unclear, and the quantity ``other`` (the
@@ -91,15 +95,15 @@ def claim(text: str, asked: Iterable[str] = (), *, canonical_words: list[str] | 
     """The :class:`Claim` of ``text`` (a clause or a reference); ``asked``: the question's stemmed content words,
     left out of the focus (or pass ``canonical_words`` already read)."""
     words = _rewrite(" ".join(canonical_words if canonical_words is not None else canonical(text).split())).split()
-    if len(words) > 1 and words[0] in ("yes", "no"):
+    if len(words) > 1 and words[0] in ("yes", "no") and _VERDICT_FIRST.match(text):
         words = words[1:]  # a verdict word ("No, penguins hold their breath") is no part of the claim
     parity = sum(1 for i, w in enumerate(words) if (w in NEGATORS or w == "without") and w != "nor"
                  and not (w == "no" and i + 1 < len(words) and words[i + 1] in ("doubt", "question"))) % 2
     quantity = "few" if _FEW.intersection(words) else "many" if _MANY.intersection(words) else None
     asked = set(asked)
-    focus = Counter(s for s in (stem(w) for w in words if w not in STOP and w not in NEGATORS and w not in _CONCEPTS)
-                    if s not in asked)
-    return Claim(focus, parity, quantity, "unclear" in words)
+    stems = [stem(w) for w in words if w not in STOP and w not in NEGATORS and w not in _CONCEPTS]
+    focus = Counter(s for s in stems if s not in asked)
+    return Claim(focus, parity, quantity, "unclear" in words, frozenset(s for s in stems if s in asked))
 
 
 def asked_words(question: str | None) -> frozenset[str]:
@@ -111,8 +115,11 @@ def asked_words(question: str | None) -> frozenset[str]:
 
 def focus_f1(a: Claim, r: Claim) -> float:
     """F1 of the focus words of two claims; 0 when either has none, or when they share one word of a reference
-    with three or more ("the song" is no paraphrase of "a French folk song")."""
+    with three or more ("the song" is no paraphrase of "a French folk song"); 1 when neither has any and ``a`` holds
+    60% of the question's words ``r`` holds (both restate the question)."""
     na, nr = sum(a.focus.values()), sum(r.focus.values())
+    if not na and not nr and r.asked and len(a.asked & r.asked) >= 0.6 * len(r.asked):
+        return 1.0  # both restate the question, in the same polarity ("The heart doesn't stop when you sneeze")
     if not na or not nr:
         return 0.0
     common = sum((a.focus & r.focus).values())

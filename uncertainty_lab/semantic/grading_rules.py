@@ -200,7 +200,7 @@ def _front(answer: str, correct: Sequence[str], question: str | None) -> Decisio
             return Decision("wrong", f"a yes/no item and {how} (an echoed 'yes or no' is ignored)")
         ok = said in want
         if ok and how.startswith("the answer opens"):
-            doubt = _consistent(answer, said, question)
+            doubt = _consistent(answer, said, question, how)
             if doubt is not None:
                 return doubt
         return Decision("correct" if ok else "wrong", f"verdict {said!r} ({how}); the reference says "
@@ -222,16 +222,23 @@ def _denies_existence(clauses: Sequence[Sequence[str]], texts: Sequence[str]) ->
                for cl in (claim("", canonical_words=list(c)) for c in (*clauses, joined)))
 
 
-def _consistent(answer: str, said: str, question: str | None) -> Decision | None:
+_PRONOUN = frozenset({"it", "they", "he", "she", "this", "that", "these", "those", "there", "its", "their"})
+
+
+def _consistent(answer: str, said: str, question: str | None, how: str) -> Decision | None:
     """What follows a yes/no verdict: a restatement of the question with the other verdict ("No, Dr. Seuss made
-    himself famous") → wrong; only claims about things the question does not mention ("No, I'm not a printer")
-    → uncertain; else None (the verdict stands)."""
+    himself famous") → wrong; a denial that the question's subject exists → wrong; only claims about things the
+    question does not mention, in clauses that do not open with a pronoun ("No, I'm not a printer") → uncertain;
+    else None (the verdict stands)."""
     if not question:
         return None
     ans = read_answer(strip_echo(answer[:VERDICT_CHARS]))
     first = list(ans.clauses[0]) if ans.clauses else []
-    rest = ([first[1:]] if YES_NO.get(first[0] if first else "") == said else [first]) + [list(c) for c in
-                                                                                          ans.clauses[1:READ_CLAUSES]]
+    opening = re.search(r"opens with '([^']*)'", how)
+    skip = len(opening.group(1).split()) if opening else 0
+    rest = [first[skip:]] + [list(c) for c in ans.clauses[1:READ_CLAUSES]]
+    if " than " in f" {canonical(question)} ":
+        return None  # comparisons: "No, the Earth is larger" restates "Is the Moon larger than the Earth?" reversed
     if _denies_existence(rest, [question]):
         return Decision("wrong", f"verdict {said!r}, then it denies that what the question asks about exists, which "
                         "the question does not say")
@@ -248,7 +255,7 @@ def _consistent(answer: str, said: str, question: str | None) -> Decision | None
                 return Decision("wrong", f"verdict {said!r}, then a restatement of the question that says "
                                 f"{implied!r} ({' '.join(c)!r}): it contradicts itself")
             return None
-        related = related or bool(asked & stems)
+        related = related or bool(asked & stems) or c[0] in _PRONOUN
     if rest and any(claim("", canonical_words=c).focus for c in rest) and not related:
         return Decision("uncertain", f"verdict {said!r}, then a claim about something the question does not "
                         "mention: the rules cannot tell whether the verdict answers this question")

@@ -304,12 +304,23 @@ def _mixed(said: str, clauses) -> str | None:
 RESTATES = 0.6
 
 
+_PREDICATE = NEGATORS | {"is", "are", "was", "were", "be", "do", "does", "did", "can", "could", "would", "will", "should",
+                         "may", "might", "has", "have", "had", "must"}
+
+
 def _restates(words: list[str], question: str) -> bool:
-    """Whether the canonical ``words`` hold at least :data:`RESTATES` of the question's (stemmed) content words."""
-    from .grading_meaning import asked_words, stem
+    """Whether the canonical ``words`` restate the question: they hold at least :data:`RESTATES` of its (stemmed)
+    content words, or every content word they hold is one of the question's and they have a verb or a negation
+    ("It cannot fit.", not a bare noun phrase)."""
+    from .grading_meaning import asked_words, claim, stem
 
     asked = asked_words(question)
-    return bool(asked) and len(asked.intersection(stem(w) for w in words)) >= RESTATES * len(asked)
+    if not asked:
+        return False
+    own = set(claim("", canonical_words=words).focus)
+    if len(asked.intersection(stem(w) for w in words)) >= RESTATES * len(asked):
+        return True
+    return bool(own) and own <= asked and bool(_PREDICATE.intersection(words))
 
 
 _REASON = frozenset({"because", "since", "as", "which", "who", "so", "due", "while", "when", "if"})
