@@ -8,8 +8,9 @@ Run (the model runs once, ~4 min on 2 cores; then the journals are read back):
     python benchmarks/grading_audit_real.py --truthfulqa /work/data/TruthfulQA.csv \\
         --strategyqa /work/data/strategyqa_train.json [--graders strict contains hassum] [--dump FILE]
 
-- The runs: ``orchestrate run``, policy ``none``, 5 samples at temperature 0.7, 32 tokens, seed 11, 60 TruthfulQA
-  and 50 StrategyQA questions (StrategyQA rows without a ``qid`` get ``row<index>``, in a copy in the work folder).
+- The runs (:data:`RUNS`): ``orchestrate run``, policy ``none``, 5 samples at temperature 0.7, 32 tokens; 60
+  TruthfulQA and 50 StrategyQA questions drawn with seed 11, 40 more TruthfulQA questions with seed 12 (StrategyQA
+  rows without a ``qid`` get ``row<index>``, in a copy in the work folder).
 - Each distinct sample (whitespace collapsed) is keyed by ``sha256`` of that text, joined with the labels by
   (data set, question id, hash). ``split``: ``dev`` (the rules were tuned on it) or ``heldout`` (never looked
   at while tuning), by question.
@@ -41,7 +42,8 @@ FIELDS = ("dataset", "question_id", "answer_sha256", "label", "failure_mode", "s
 HAND = ("correct", "wrong", "refused")
 SETTINGS = {"llm": "embedded", "seed": 11, "policies": ["none"], "n_samples": 5, "max_tokens": 32,
             "temperature": 0.7, "figure": False, "progress": False}
-SAMPLE = {"truthfulqa": 60, "strategyqa": 50}
+#: (data set, questions, seed): the seed draws the questions and seeds the run
+RUNS = (("truthfulqa", 60, 11), ("strategyqa", 50, 11), ("truthfulqa", 40, 12))
 
 
 def answer_key(text: str) -> str:
@@ -69,15 +71,15 @@ def _strategyqa_copy(path: Path, work: Path) -> Path:
     return copy
 
 
-def run(name: str, path: Path, work: Path) -> Path:
-    """Run (or resume) the model on ``name``'s questions; the run folder."""
+def run(name: str, path: Path, work: Path, sample: int, seed: int) -> Path:
+    """Run (or resume) the model on ``sample`` of ``name``'s questions drawn with ``seed``; the run folder."""
     from uncertainty_lab.orchestration.experiment import run_experiment
 
-    data: dict[str, Any] = {"loader": name, "path": str(path), "sample": SAMPLE[name], "seed": SETTINGS["seed"]}
+    data: dict[str, Any] = {"loader": name, "path": str(path), "sample": sample, "seed": seed}
     if name == "strategyqa":
         data.update(path=str(_strategyqa_copy(path, work)), split="train")
-    out = work / name
-    run_experiment({**SETTINGS, "data": data, "out_dir": str(out)})
+    out = work / f"{name}_s{seed}"
+    run_experiment({**SETTINGS, "seed": seed, "data": data, "out_dir": str(out)})
     return out
 
 
@@ -159,9 +161,13 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     args.work_dir.mkdir(parents=True, exist_ok=True)
     labels = read_labels(args.labels)
-    rows = []
-    for name, path in (("truthfulqa", args.truthfulqa), ("strategyqa", args.strategyqa)):
-        rows += answers(name, run(name, path, args.work_dir))
+    rows, seen = [], set()
+    paths = {"truthfulqa": args.truthfulqa, "strategyqa": args.strategyqa}
+    for name, sample, seed in RUNS:
+        for r in answers(name, run(name, paths[name], args.work_dir, sample, seed)):
+            if (r["dataset"], r["question_id"], r["sha"]) not in seen:
+                seen.add((r["dataset"], r["question_id"], r["sha"]))
+                rows.append(r)
     found = [r for r in rows if (r["dataset"], r["question_id"], r["sha"]) in labels]
     print(f"{len(rows)} distinct answers, {len(found)} of them labelled ({len(labels)} labels in {args.labels.name})")
     graded = {m: grade(found, m) for m in args.graders}

@@ -105,10 +105,11 @@ class OrchestrationRun:
 
     def _labels(self, key: str) -> np.ndarray:
         grades = [getattr(r, key) for r in self.records]
-        bad = [r.id for r, g in zip(self.records, grades, strict=True) if g is None or g.get("correct") is None]
+        bad = [r.id for r, g in zip(self.records, grades, strict=True)
+               if g is None or (g.get("correct") is None and g.get("label") != "uncertain")]
         if bad:
             raise OrchestrationError(f"{len(bad)} question(s) are ungraded (e.g. {bad[0]!r}); grade them or drop them")
-        return np.array([g["correct"] for g in grades], dtype=bool)
+        return np.array([bool(g["correct"]) for g in grades], dtype=bool)  # uncertain (None): not counted correct
 
     @property
     def correct(self) -> np.ndarray:
