@@ -335,18 +335,17 @@ def _best(claims, refs, *, agree: bool = True) -> tuple[float, str | None]:
 
 def _paraphrase(answer: str, correct: Sequence[str], incorrect: Sequence[str], overlap: float,
                 similarity: Similarity | None, floor: float, question: str | None = None,
-                ans: Answer | None = None) -> Decision:
+                ans: Answer | None = None, rest: Sequence[Sequence[str]] | None = None) -> Decision:
     """No reference occurs in the answer: does a clause of it claim what a correct reference does (or deny an
     incorrect one)? Claims (:mod:`.grading_meaning`) must agree in negation and quantity; F1 on the focus words.
     Weak (F1 in [``GREY``, ``overlap``)) or conflicting evidence is ``uncertain``."""
     if similarity is not None:
         return _embedded_paraphrase(answer, correct, incorrect, similarity, floor)
     asked = asked_words(question)
-    if ans is None:
-        ans = read_answer(answer)
-        claims = _answer_claims(ans, answer, asked)
-    else:
-        claims = [claim("", asked, canonical_words=list(c)) for c in ans.clauses]
+    if rest is None:
+        claims = _answer_claims(ans or read_answer(answer), answer, asked)
+    else:  # the clauses after a verdict word
+        claims = [claim("", asked, canonical_words=list(c)) for c in rest]
     rc, ri = _ref_claims(correct, asked), _ref_claims(incorrect, asked)
     best_c, best_i = _best(claims, rc), _best(claims, ri)
     den = _best(claims, ri, agree=False)
@@ -382,8 +381,7 @@ def _after_verdict(answer: str, ans: Answer, correct: Sequence[str], incorrect: 
     rest = [c for c in rest if c]
     if not rest:
         return Decision("correct", f"verdict {said!r} ({how}) as the reference opens")
-    sub = Answer(tuple(tuple(c) for c in rest), frozenset(range(len(rest))), frozenset())
-    d = _paraphrase(answer, correct, incorrect, overlap, None, 0.0, question, sub)
+    d = _paraphrase(answer, correct, incorrect, overlap, None, 0.0, question, rest=rest)
     if d.label == "correct" or d.evidence.startswith("a paraphrase of the incorrect"):
         return Decision(d.label, f"verdict {said!r} ({how}); then {d.evidence}", d.matched, d.score)
     if _denies_existence(rest, [question or "", *correct]):
