@@ -220,14 +220,14 @@ def test_agreement_counts_and_cohens_kappa_by_hand():
 
 def test_the_new_default_agrees_with_our_labels_far_better_than_the_old_contains():
     """The numbers on our written set (253 answers; a regression check — the real-answer audit,
-    benchmarks/grading_audit_real.py, is the headline): strict 241/253 = 0.953, κ = 0.916 (246/253 before the
+    benchmarks/grading_audit_real.py, is the headline): strict 240/253 = 0.949, κ = 0.909 (246/253 before the
     issue #21 rules, which trade some paraphrases of the written set for no hand-wrong answer graded correct on real
-    ones; 2 of its 12 misses are now ``uncertain``); contains 160/253 = 0.632, κ = 0.317; on the 61 held-out
+    ones; 2 of its 13 misses are now ``uncertain``); contains 160/253 = 0.632, κ = 0.317; on the 61 held-out
     answers strict 58/61, contains 35/61."""
     everything = {a.name: a for a in audit_graders(["contains (old default)", "strict (default)"])}
     strict, old = everything["strict (default)"], everything["contains (old default)"]
-    assert (round(strict.accuracy * 253), round(old.accuracy * 253)) == (241, 160)
-    assert strict.kappa == pytest.approx(0.916, abs=5e-4) and old.kappa == pytest.approx(0.317, abs=5e-4)
+    assert (round(strict.accuracy * 253), round(old.accuracy * 253)) == (240, 160)
+    assert strict.kappa == pytest.approx(0.909, abs=5e-4) and old.kappa == pytest.approx(0.317, abs=5e-4)
     assert strict.confusion["wrong"]["correct"] == 0 and strict.confusion["refused"]["refused"] == 19
     assert old.confusion["refused"]["refused"] == 0 and old.confusion["wrong"]["correct"] == 30
     held = {a.name: a for a in audit_graders(["contains (old default)", "strict (default)"],

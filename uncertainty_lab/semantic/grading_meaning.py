@@ -38,7 +38,8 @@ _REWRITES = [(re.compile(rf"\b{a}\b"), b) for a, b in (
     (r"(?:fictional|imaginary|mythical|made up|fiction)", "not real"),
     (r"(?:very few|hardly any|almost no|barely any|few if any|very little|only a few)", "few"),
     (r"digestive (?:system|tract)|intestines?|bowels?|guts", "gut"),
-    (r"special|unusual", "particular"), (r"exists?|existed|existing", "real"),
+    (r"special|unusual", "particular"), (r"appropriate|ideal|suitable|fit for", "suitable"), (r"exists?|existed|existing|actual", "real"),
+    (r"u s a|u s|united states(?: of america)?|america", "usa"),
     (r"(?:countless|numerous|multiple|several|lots of|a lot of|plenty of|a number of)", "many"),
 )]
 _FEW, _MANY = frozenset({"few", "rarely", "seldom"}), frozenset({"many", "most", "much"})
@@ -47,7 +48,7 @@ _VERDICT_FIRST = re.compile(r"\W*(?:yes|no)\b\W*[,.;:!]", re.IGNORECASE)
 STOP = frozenset("""a an the is are was were be been being it its this that these those of in on at to for with by
 from and or as do does did will would can could should may might just very so there their they them he she his her
 you your we i my me s has have had about some any into than then if when what which who whom how why all also
-really actually truly simply just doesn don didn isn aren wasn weren wouldn couldn shouldn hasn haven hadn
+really actually truly simply just answer question statement due necessarily exactly quite always entirely definitively doesn don didn isn aren wasn weren wouldn couldn shouldn hasn haven hadn
 ain""".split())
 
 
@@ -110,7 +111,7 @@ def asked_words(question: str | None) -> frozenset[str]:
     """The question's stemmed content words."""
     if not question:
         return frozenset()
-    return frozenset(stem(w) for w in canonical(question).split() if w not in STOP and w not in NEGATORS)
+    return frozenset(stem(w) for w in _rewrite(canonical(question)).split() if w not in STOP and w not in NEGATORS)
 
 
 def focus_f1(a: Claim, r: Claim) -> float:

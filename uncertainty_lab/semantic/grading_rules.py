@@ -237,6 +237,7 @@ def _consistent(answer: str, said: str, question: str | None, how: str) -> Decis
     opening = re.search(r"opens with '([^']*)'", how)
     skip = len(opening.group(1).split()) if opening else 0
     rest = [first[skip:]] + [list(c) for c in ans.clauses[1:READ_CLAUSES]]
+    contrast = set(ans.contrast)  # rest[k] is (what follows the verdict in) clause k
     if " than " in f" {canonical(question)} ":
         return None  # comparisons: "No, the Earth is larger" restates "Is the Moon larger than the Earth?" reversed
     if _denies_existence(rest, [question]):
@@ -256,7 +257,8 @@ def _consistent(answer: str, said: str, question: str | None, how: str) -> Decis
                                 f"{implied!r} ({' '.join(c)!r}): it contradicts itself")
             return None
         related = related or bool(asked & stems) or c[0] in _PRONOUN
-    if rest and any(claim("", canonical_words=c).focus for c in rest) and not related:
+    # "No, but …": a contrast after a bare verdict qualifies it and is not read as its topic
+    if not related and any(claim("", canonical_words=c).focus for k, c in enumerate(rest) if k not in contrast):
         return Decision("uncertain", f"verdict {said!r}, then a claim about something the question does not "
                         "mention: the rules cannot tell whether the verdict answers this question")
     return None
@@ -388,7 +390,8 @@ def _after_verdict(answer: str, ans: Answer, correct: Sequence[str], incorrect: 
         return Decision("wrong", f"verdict {said!r} ({how}), then it denies that what the question asks about exists, "
                         "which neither the question nor a correct reference says")
     known = asked_words(question) | {w for r in correct for w in claim(r).focus}
-    extra = sorted({w for c in rest for w in claim("", canonical_words=c).focus} - known)
+    own = rest[1:] if len(first) == 1 and 1 in ans.contrast else rest  # "No, but …": the contrast qualifies
+    extra = sorted({w for c in own for w in claim("", canonical_words=c).focus} - known)
     if not extra:
         return Decision("correct", f"verdict {said!r} ({how}), then only words of the question and the references")
     return Decision("uncertain", f"verdict {said!r} ({how}) as the reference opens, but it goes on to claim what no "

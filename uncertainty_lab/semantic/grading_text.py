@@ -39,8 +39,9 @@ REFUSALS = (
     "i m not able to answer", "i am not able to answer", "i cannot say", "i can t say", "i won t answer",
     "i will not answer", "i cannot help", "i can t help", "i cannot tell", "i can t tell", "i d rather not",
     "i prefer not to", "i cannot determine", "i can t determine", "i cannot provide", "i can t provide", "unknown",
-    "hard to say", "cannot be determined", "it is impossible to say")
-_COURTESY = ("sorry", "i m sorry", "i am sorry", "unfortunately", "honestly")
+    "hard to say", "cannot be determined", "it is impossible to say", "as chatbot i", "as ai i", "as language model i",
+    "i don t have capability", "i do not have capability", "i don t have ability", "i do not have ability")
+_COURTESY = ("sorry", "i m sorry", "i am sorry", "unfortunately", "honestly", "but")
 _GOES_ON = ("but", "maybe", "perhaps", "probably", "i think", "i guess", "i believe", "my guess", "though", "however")
 
 _ECHO = re.compile(
@@ -291,7 +292,8 @@ def _mixed(said: str, clauses) -> str | None:
     other = "no" if said == "yes" else "yes"
     first = clauses[0]
     for i, w in enumerate(first[1:], start=1):
-        if YES_NO.get(w) == other and first[i - 1] in ("and", "or", "but", "also", "then", "actually"):
+        if YES_NO.get(w) == other and (first[i - 1] in ("and", "or", "but", "also", "then", "actually")
+                                       or i == len(first) - 1):
             return f"{first[i - 1]} {w}"
     for c in clauses[1:]:
         if len(c) <= 2 and YES_NO.get(c[-1]) == other and (len(c) == 1 or c[0] in _CONTRAST or c[0] in _CONCLUDE
@@ -301,7 +303,7 @@ def _mixed(said: str, clauses) -> str | None:
 
 
 #: the share of the question's content words a clause must hold to restate it
-RESTATES = 0.6
+RESTATES = 0.75
 
 
 _PREDICATE = NEGATORS | {"is", "are", "was", "were", "be", "do", "does", "did", "can", "could", "would", "will", "should",
