@@ -9,8 +9,8 @@ Run (the model runs once, ~4 min on 2 cores; then the journals are read back):
         --strategyqa /work/data/strategyqa_train.json [--graders strict contains hassum] [--dump FILE]
 
 - The runs (:data:`RUNS`): ``orchestrate run``, policy ``none``, 5 samples at temperature 0.7, 32 tokens; 60
-  TruthfulQA and 50 StrategyQA questions drawn with seed 11, 40 more TruthfulQA questions with seed 12 (StrategyQA
-  rows without a ``qid`` get ``row<index>``, in a copy in the work folder).
+  TruthfulQA and 50 StrategyQA questions drawn with seed 11, 40 more TruthfulQA questions with seed 12, 30 of each
+  with seed 13 (StrategyQA rows without a ``qid`` get ``row<index>``, in a copy in the work folder).
 - Each distinct sample (whitespace collapsed) is keyed by ``sha256`` of that text, joined with the labels by
   (data set, question id, hash). ``split``: ``dev`` (the rules were tuned on it) or ``heldout`` (never looked
   at while tuning), by question.
@@ -19,6 +19,8 @@ Run (the model runs once, ~4 min on 2 cores; then the journals are read back):
   the three hand labels counts as a disagreement).
 - ``--dump FILE``: every answer with its question, references, hand label and grades, as JSON lines (outside the
   repository: it holds data-set text), for reading the disagreements.
+- ``--labelling FILE``: the answers without a label, grouped by question with both reference lists and no grade
+  (what a person labels; add the rows to ``labels.csv``).
 """
 
 from __future__ import annotations
@@ -43,7 +45,12 @@ HAND = ("correct", "wrong", "refused")
 SETTINGS = {"llm": "embedded", "seed": 11, "policies": ["none"], "n_samples": 5, "max_tokens": 32,
             "temperature": 0.7, "figure": False, "progress": False}
 #: (data set, questions, seed): the seed draws the questions and seeds the run
-RUNS = (("truthfulqa", 60, 11), ("strategyqa", 50, 11), ("truthfulqa", 40, 12))
+RUNS = (("truthfulqa", 60, 11), ("strategyqa", 50, 11), ("truthfulqa", 40, 12), ("truthfulqa", 30, 13),
+        ("strategyqa", 30, 13))
+#: ``dev``: the rules were tuned on it (first round); ``dev2``: held out in the first round (its numbers then are the
+#: first round's honest estimate), tuned on in the second; ``heldout``: the seed-13 runs, labelled without the
+#: grader's output in view after the second round's rules were frozen, never tuned on
+SPLITS = ("dev", "dev2", "heldout")
 
 
 def answer_key(text: str) -> str:
@@ -150,6 +157,18 @@ def _row(name: str, split: str, s: dict[str, Any]) -> str:
             f"{s['agreement']:.1%} | {s['wrong_graded_correct']:.1%} of {s['n_wrong']} | {s['uncertain']:.1%} |")
 
 
+def _for_labelling(rows: list[dict[str, Any]], path: Path) -> None:
+    with open(path, "w", encoding="utf-8") as f:
+        last = None
+        for r in rows:
+            if (r["dataset"], r["question_id"]) != last:
+                last = (r["dataset"], r["question_id"])
+                it = r["item"]
+                f.write(f"\n## {r['dataset']} {r['question_id']} Q: {it['question']}\n  C: {' | '.join(it['answers'])}\n"
+                        f"  I: {' | '.join(it['incorrect'])}\n")
+            f.write(f"  {r['sha'][:12]} {r['answer']!r}\n")
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--truthfulqa", type=Path, required=True)
@@ -158,6 +177,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--labels", type=Path, default=LABELS_CSV)
     p.add_argument("--graders", nargs="+", default=["strict", "contains"])
     p.add_argument("--dump", type=Path, help="write every answer, its labels and grades here (JSON lines)")
+    p.add_argument("--labelling", type=Path, help="write the unlabelled answers here, for labelling (no grades shown)")
     args = p.parse_args(argv)
     args.work_dir.mkdir(parents=True, exist_ok=True)
     labels = read_labels(args.labels)
@@ -169,14 +189,18 @@ def main(argv: list[str] | None = None) -> int:
                 seen.add((r["dataset"], r["question_id"], r["sha"]))
                 rows.append(r)
     found = [r for r in rows if (r["dataset"], r["question_id"], r["sha"]) in labels]
+    if args.labelling:
+        _for_labelling([r for r in rows if (r["dataset"], r["question_id"], r["sha"]) not in labels], args.labelling)
     print(f"{len(rows)} distinct answers, {len(found)} of them labelled ({len(labels)} labels in {args.labels.name})")
     graded = {m: grade(found, m) for m in args.graders}
     print("\n| grader | split | n | κ [95% CI] | agreement | hand-wrong → correct | uncertain |\n|---|---|---|---|---|---|---|")
     for m in args.graders:
         for ds in ("truthfulqa", "strategyqa", "all"):
-            for split in ("dev", "heldout"):
+            for split in SPLITS:
                 idx = [i for i, r in enumerate(found) if ds in ("all", r["dataset"])
                        and labels[(r["dataset"], r["question_id"], r["sha"])]["split"] == split]
+                if not idx:
+                    continue
                 hand = [labels[(found[i]["dataset"], found[i]["question_id"], found[i]["sha"])]["label"] for i in idx]
                 print(_row(f"{m} {ds}", split, scores(hand, [graded[m][i] for i in idx])))
     for m in args.graders:

@@ -30,9 +30,9 @@ def main() -> None:
     wrong = ["Fortune cookies originated in China", "Fortune cookies originated in Japan"]
     print(f"{machine(load=True)}\n\n| answer | seconds (best of 3) | label |\n|---|---|---|")
     for n in (10_000, 100_000, 1_000_000):
-        text = answer(n)
         best, label = float("inf"), None
-        for _ in range(3):
+        for rep in range(3):
+            text = answer(n - 2) + f" {rep}"  # a new text each time: read_answer's cache must not serve it
             t = time.perf_counter()
             label = grader.check(text, refs, "Where did fortune cookies originate?", wrong).label
             best = min(best, time.perf_counter() - t)

@@ -299,6 +299,8 @@ def _embedded_paraphrase(answer: str, correct: Sequence[str], incorrect: Sequenc
                     f"to the nearest correct one, needs ≥ {floor})", None, best_c[0])
 
 
+#: characters of an answer the ``strict`` grader reads (a short answer is expected; the bound keeps a huge one cheap)
+READ_CHARS = 20_000
 #: clauses of the answer the paraphrase step reads (its verdict clauses and the first ones: a short answer's claim)
 READ_CLAUSES = 8
 #: below ``overlap`` but at least this F1 to a correct reference: too close to call wrong, too far to call correct
@@ -401,7 +403,15 @@ def _after_verdict(answer: str, ans: Answer, correct: Sequence[str], incorrect: 
 def strict_rule(answer: str, correct: Sequence[str], incorrect: Sequence[str] = (), question: str | None = None, *,
                 overlap: float = 0.5, similarity: Similarity | None = None, floor: float = 0.65) -> Decision:
     """The ``strict`` grader (module doc). ``similarity`` given: HASSUM's embedding rule replaces the word
-    overlap for paraphrases."""
+    overlap for paraphrases. An answer longer than :data:`READ_CHARS` is read to there, and a ``correct`` it earns
+    becomes ``uncertain`` (the rest, unread, may take it back)."""
+    if len(answer) > READ_CHARS:
+        d = strict_rule(answer[:READ_CHARS], correct, incorrect, question, overlap=overlap, similarity=similarity,
+                        floor=floor)
+        if d.label != "correct":
+            return d
+        return Decision("uncertain", f"{d.evidence} — in its first {READ_CHARS:,} characters; the answer runs to "
+                        f"{len(answer):,}, the rest unread: a short answer was expected", d.matched, d.score)
     front = _front(answer, correct, question)
     if front is not None:
         return front

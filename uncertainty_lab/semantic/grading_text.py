@@ -10,6 +10,7 @@ think …") is not one.
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 
@@ -70,6 +71,10 @@ _SMALL = {w: i for i, w in enumerate("zero one two three four five six seven eig
                                      "fourteen fifteen sixteen seventeen eighteen nineteen".split())}
 _TENS = {w: 10 * i for i, w in enumerate("twenty thirty forty fifty sixty seventy eighty ninety".split(), start=2)}
 _SCALES = {"hundred": 100, "thousand": 1000, "million": 1_000_000}
+
+
+_NUMBER_WORDS = frozenset(_SMALL) | frozenset(_TENS) | frozenset(_SCALES)
+_UNIT_WORDS = frozenset(_UNITS) | {"degrees", "degree", "per", "cent", "second"}
 
 
 def _kind(word: str) -> str:
@@ -156,7 +161,12 @@ def canonical(text: str) -> str:
     """:func:`~.text.normalise_answer` with thousands separators dropped, "%" read as "percent", number words as
     digits and units in one spelling (``"One hundred degrees Celsius"`` → ``"100 c"``)."""
     text = _THOUSANDS.sub("", text.replace("%", " percent"))
-    return " ".join(_units(_numbers(normalise_answer(text).split())))
+    words = normalise_answer(text).split()
+    if not _NUMBER_WORDS.isdisjoint(words):
+        words = _numbers(words)
+    if not _UNIT_WORDS.isdisjoint(words):
+        words = _units(words)
+    return " ".join(words)
 
 
 def negations(words: list[str]) -> list[str]:
@@ -241,6 +251,7 @@ class Answer:
         return [k for k, c in enumerate(self.clauses) for _ in c]
 
 
+@functools.lru_cache(maxsize=64)
 def read_answer(text: str) -> Answer:
     """Cut ``text`` into canonical clauses (hedges such as "I think" or "the answer is" dropped from the first)
     and mark the verdict clauses (module doc)."""
