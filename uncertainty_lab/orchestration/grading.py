@@ -74,8 +74,8 @@ def _get(item: Any, name: str, default: Any = None) -> Any:
 
 
 def grade_label(grade: Mapping[str, Any] | None) -> str | None:
-    """A grade's label (``correct``, ``wrong``, ``refused``, ``uncertain``); grades written before labels existed
-    read as ``correct`` / ``wrong``; None when ungraded."""
+    """A grade's label (``correct``, ``wrong``, ``refused``, ``uncertain``: the rules could not decide); grades
+    written before labels existed read as ``correct`` / ``wrong``; None when ungraded."""
     if grade is not None and grade.get("label") == "uncertain":
         return "uncertain"
     if grade is None or grade.get("correct") is None:

@@ -111,15 +111,11 @@ class OrchestrationRun:
 
     def _labels(self, key: str) -> np.ndarray:
         grades = [getattr(r, key) for r in self.records]
-        unsure = [r.id for r, g in zip(self.records, grades, strict=True) if grade_label(g) == "uncertain"]
-        if unsure:
-            raise OrchestrationError(f"{len(unsure)} question(s) were graded uncertain by the grader (e.g. "
-                                     f"{unsure[0]!r}): no right/wrong label; use decided() for the decided ones and "
-                                     "report the uncertain count (label_counts)")
-        bad = [r.id for r, g in zip(self.records, grades, strict=True) if g is None or g.get("correct") is None]
+        bad = [r.id for r, g in zip(self.records, grades, strict=True)
+               if g is None or (g.get("correct") is None and g.get("label") != "uncertain")]
         if bad:
             raise OrchestrationError(f"{len(bad)} question(s) are ungraded (e.g. {bad[0]!r}); grade them or drop them")
-        return np.array([g["correct"] for g in grades], dtype=bool)
+        return np.array([bool(g["correct"]) for g in grades], dtype=bool)  # uncertain (None): not counted correct
 
     def decided(self, first: bool = False) -> tuple[np.ndarray, np.ndarray]:
         """(labels, kept): whether each final (``first``: first-round) answer the grader decided on is right, and
