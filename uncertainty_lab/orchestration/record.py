@@ -130,7 +130,8 @@ class OrchestrationRun:
 
     @property
     def correct(self) -> np.ndarray:
-        """Whether each final answer is correct (raises when some are ungraded)."""
+        """Whether each final answer is correct (raises when some are ungraded); an answer graded ``uncertain`` is
+        not counted correct here — accuracies and AUROCs use :meth:`decided`, which leaves those out and counts them."""
         return self._labels("grade")
 
     @property
