@@ -147,6 +147,10 @@ def test_chain_theory_matches_its_closed_form_and_a_direct_simulation():
                 h, streak = h + 1, 0
         right += h == k
     assert chain_theory(k, s, max_steps=budget)["accuracy"] == pytest.approx(right / n, abs=4 * math.sqrt(0.25 / n))
+    with pytest.raises(ValueError, match="stall must be a probability"):
+        chain_theory(3, 1.5)
+    with pytest.raises(ValueError, match="max_steps must be a positive integer"):
+        chain_theory(3, 0.5, max_steps=0)
 
 
 @pytest.mark.parametrize("path", EXAMPLES, ids=[p.name for p in EXAMPLES])

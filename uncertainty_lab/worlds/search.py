@@ -329,6 +329,13 @@ def chain_theory(k: int, stall: float, *, p: int = 2, max_steps: int = 8, gate: 
     e_k exactly then), ``p_exhausted``, ``p_exhausted_incomplete`` (a premature stop) and ``mean_steps``.
     Without a budget limit and answer_when_done = 0, accuracy with the gate is (1 − s^p)^(k−1).
     """
+    for name, value, ok in (("k", k, isinstance(k, int) and k >= 1), ("p", p, isinstance(p, int) and p >= 1),
+                            ("max_steps", max_steps, isinstance(max_steps, int) and max_steps >= 1),
+                            ("stall", stall, 0 <= stall <= 1), ("answer_when_done", answer_when_done,
+                                                                0 <= answer_when_done <= 1)):
+        if not ok:
+            what = "a probability in [0, 1]" if name in ("stall", "answer_when_done") else "a positive integer"
+            raise ValueError(f"{name} must be {what}, got {value!r}")
     states = {(0, 0): 1.0}
     acc = exhausted = premature = mean_steps = 0.0
     for t in range(1, max_steps + 1):

@@ -87,7 +87,7 @@ def count_rates(world: SearchWorld, episodes: Iterable[Any]) -> dict[str, list[i
 
 def measure_rates(world: SearchWorld, episodes: Iterable[Any], *, level: float = 0.95) -> Table:
     """One row per stated rate: the world's value, the measured share ``k / n`` and its Wilson interval, and
-    whether the stated value lies inside it (NaN and "—" where no step counted)."""
+    whether the stated value lies inside it (NaN, shown "—", where no step counted)."""
     from statsmodels.stats.proportion import proportion_confint
 
     rows = []
@@ -96,5 +96,5 @@ def measure_rates(world: SearchWorld, episodes: Iterable[Any], *, level: float =
         stated = world.rates[name]
         rows.append({"rate": name, "stated": stated, "measured": k / n if n else math.nan, "k": k, "n": n,
                      f"low ({level:.0%} Wilson)": float(low), f"high ({level:.0%} Wilson)": float(high),
-                     "inside": bool(n) and low - 1e-12 <= stated <= high + 1e-12})
+                     "inside": (low - 1e-12 <= stated <= high + 1e-12) if n else math.nan})
     return Table(rows, title=f"world:{world.name}: stated rates measured back from the episodes")
