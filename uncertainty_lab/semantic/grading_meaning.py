@@ -22,7 +22,7 @@ import re
 from collections import Counter
 from collections.abc import Iterable
 
-from .grading_text import NEGATORS, canonical
+from .grading_words import NEGATORS, canonical
 
 __all__ = ["Claim", "asked_words", "claim", "focus_f1", "stem"]
 
