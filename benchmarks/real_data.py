@@ -113,27 +113,43 @@ def _public(data: dict[str, Any]) -> dict[str, Any]:
 # --- the three measurements ---------------------------------------------------------------------------------------
 
 
-def _graded(labels: np.ndarray, refused: int, run: Any, args: argparse.Namespace) -> dict[str, Any]:
-    """Accuracy (Wilson), refusals and both first-round AUROCs for one set of first-round labels."""
+def _graded(labels: np.ndarray, refused: int, run: Any, args: argparse.Namespace,
+            kept: np.ndarray | None = None) -> dict[str, Any]:
+    """Accuracy (Wilson), refusals and both first-round AUROCs for one set of first-round labels of the questions
+    ``kept`` (default: all); the others were graded uncertain and are counted, not scored."""
     from uncertainty_lab.semantic.evaluation import accuracy_ci
 
+    kept = np.arange(len(run.records)) if kept is None else kept
     acc = accuracy_ci(labels)
     return {"n": len(labels), "wrong": int((~labels).sum()), "refused": refused,
+            "uncertain": len(run.records) - len(kept),
             "accuracy": {"estimate": _num(acc.estimate), "low": _num(acc.low), "high": _num(acc.high),
                          "correct": int(acc.successes)},
-            "auroc": {role: _auroc_ci(run.first_signal(role), labels, args.n_boot, args.seed)
+            "auroc": {role: _auroc_ci(run.first_signal(role)[kept], labels, args.n_boot, args.seed)
                       for role in ("entropy", "density")}}
 
 
-def regrade_first(run: Any, method: str) -> tuple[np.ndarray, int]:
-    """The first-round answers graded again with another grading ``method`` (no model call: HASSUM's rule
-    needs only the sentence embedder): their correctness and how many are refusals."""
+def regrade_first(run: Any, method: Any) -> tuple[np.ndarray, int]:
+    """The first-round answers graded again with another grader (a name, a ``{"name", **params}`` table or an
+    instance, resolved through ``registry.resolve("graders", ...)``; no model call for HASSUM's rule, which needs
+    only the sentence embedder): their correctness and how many are refusals. Raises, with the count, when the
+    grader is uncertain on some (an uncertain grade is never read as wrong)."""
     from uncertainty_lab.orchestration.grading import QAGrader
 
-    grader = QAGrader(method=method)
+    grader = QAGrader.from_setting(method)
     grades = [grader(r.item, r.trace.rounds[0].candidate.answer.answer, r.trace.rounds[0].candidate.answer.raw)
               for r in run.records]
+    unsure = sum(g.get("label") == "uncertain" for g in grades)
+    if unsure:
+        raise ValueError(f"grader {grader.name!r} is uncertain on {unsure} of {len(grades)} first-round answers; "
+                         "they have no right/wrong label to score")
     return np.array([bool(g["correct"]) for g in grades]), sum(g.get("label") == "refused" for g in grades)
+
+
+def _first_labels(run: Any) -> tuple[np.ndarray, int, np.ndarray]:
+    """The first-round labels of the questions the lab's grader decided on, the refusal count, and which they are."""
+    labels, kept = run.decided(first=True)
+    return labels, run.label_counts(first=True)["refused"], kept
 
 
 def measure_hassum(name: str, data: dict[str, Any], n_samples: int, args: argparse.Namespace) -> dict[str, Any]:
@@ -149,11 +165,12 @@ def measure_hassum(name: str, data: dict[str, Any], n_samples: int, args: argpar
     closed_book = name in CLOSED_BOOK
     result = run_experiment(config)
     (model, _), run = next(iter(result.runs.items()))
+    labels, refused, kept = _first_labels(run)
     record = {"lab": "orchestration", "dataset": name, "closed_book": closed_book, "model": model,
               "config": {**{k: v for k, v in config.items() if k not in ("out_dir", "progress", "figure")},
                          "data": _public(data)},
               "grader": result.grader.name, "n_samples": n_samples,
-              **_graded(run.first_correct, run.label_counts(first=True)["refused"], run, args)}
+              **_graded(labels, refused, run, args, kept)}
     if name == "truthfulqa" and result.grader.name != "hassum":
         labels, refused = regrade_first(run, "hassum")
         record["regraded"] = {"hassum": _graded(labels, refused, run, args)}
@@ -215,7 +232,8 @@ def measure_hawkes(label: str, data: dict[str, Any] | None, args: argparse.Names
         config["n_train"] = args.gdelt_train
     result = run_experiment(config)
     keep = ("selector", "runs", "steps", "mean_S", "mean_S_ci", "late_S", "late_S_ci", "trend", "global_drift",
-            "global_drift_sd", "local_drift", "local_drift_sd", "global_exceeds_local", "S_defined", "copies")
+            "global_drift_sd", "local_drift", "local_drift_sd", "global_exceeds_local", "S_defined", "memory_empty",
+            "copies", "copies_memory")
     rows = [{k: ([_num(x) for x in r[k]] if isinstance(r[k], list) else _num(r[k]) if isinstance(r[k], float)
                  else r[k]) for k in keep} for r in result.rows()]
     paired = [{"selector": c["selector"], "baseline": c["baseline"], "difference": _interval(c["difference"]),
@@ -227,6 +245,29 @@ def measure_hawkes(label: str, data: dict[str, Any] | None, args: argparse.Names
         public["data"] = {k: v for k, v in _public(data).items() if k != "domain_to_node"}
     return {"lab": "cascade", "data_label": label, "model": result.llm_label, "embedder": result.embedder_name,
             "config": public, "rows": rows, "paired": paired}
+
+
+def replay_memory(record: dict[str, Any]) -> bool:
+    """Fill ``memory_empty`` of a shipped-cascade record measured before it was recorded, by replaying each run's
+    memories without the model (:func:`uncertainty_lab.cascade.memory_use.memory_schedule`: the schedule and the
+    hawkes / recency / random memories depend on times and nodes only); False when the record needs data files
+    (GDELT) or already has it. Seconds, not the measurement's hour."""
+    from uncertainty_lab.cascade.experiment import prepare, run_seed
+    from uncertainty_lab.cascade.memory_use import memory_schedule
+
+    cfg = record.get("config", {})
+    if "data" in cfg or all("memory_empty" in r for r in record["rows"]):
+        return False
+    setup = prepare({})
+    for row in record["rows"]:
+        shares = []
+        for r in range(cfg["runs"]):
+            sizes = memory_schedule(setup, row["selector"], cfg["ks"][0], run_seed(cfg["seed"], r), cfg["steps"])
+            shares.append(sum(s == 0 for s in sizes) / len(sizes) if sizes else math.nan)
+        row["memory_empty"] = _num(float(np.nanmean(shares)))
+    record["memory_empty_from"] = ("replayed without the model (memory_schedule, benchmarks/real_data.py "
+                                   "--replay-memory): the runs' event schedule and memories do not depend on texts")
+    return True
 
 
 # --- driver -------------------------------------------------------------------------------------------------------
@@ -358,6 +399,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--json", type=Path, default=HERE / "real_data.json")
     p.add_argument("--markdown", type=Path, default=HERE / "real_data.md")
     p.add_argument("--render", action="store_true", help="only rewrite the markdown's tables from the JSON")
+    p.add_argument("--replay-memory", action="store_true", help="with --render: first fill the memory-empty share "
+                   "of cascade records that lack it by replaying their memories without the model (seconds)")
     p.add_argument("--redo", action="store_true", help="measure again what the JSON already holds with the same "
                    "settings (the journals in --work-dir still resume)")
     args = p.parse_args(argv)
@@ -373,7 +416,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     if args.render:
-        update_outputs(json.loads(args.json.read_text(encoding="utf-8")), args.json, args.markdown)
+        results = json.loads(args.json.read_text(encoding="utf-8"))
+        if args.replay_memory:
+            for key, record in results.get("hawkes", {}).items():
+                print(f"hawkes {key}: memory replayed" if replay_memory(record) else f"hawkes {key}: nothing to replay")
+        update_outputs(results, args.json, args.markdown)
         return 0
     jobs = plan(args)
     if not jobs:

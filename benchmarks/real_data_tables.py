@@ -97,12 +97,14 @@ def _published(p: dict[str, Any]) -> tuple[str, str]:
 
 
 def _hassum_row(label: str, m: dict[str, Any], g: dict[str, Any], grader: str, first: bool) -> str:
-    """One measured row: ``g`` holds n, wrong, refused, accuracy and the AUROCs under ``grader``."""
+    """One measured row: ``g`` holds n, wrong, refused, accuracy and the AUROCs under ``grader`` (and the count
+    the grader was ``uncertain`` on, shown when there are any)."""
     p = PUBLISHED["hassum"]["auroc"].get(m["dataset"], {})
     acc = g["accuracy"]
     pub = _published(p) if p and first else ("", "")
     return "| " + " | ".join([
-        label, grader, str(m["n_samples"]), f"{g['n']} ({g['wrong']} / {g['n'] - g['wrong']})", str(g["refused"]),
+        label, grader, str(m["n_samples"]), f"{g['n']} ({g['wrong']} / {g['n'] - g['wrong']})"
+        + (f", {g['uncertain']} uncertain" if g.get("uncertain") else ""), str(g["refused"]),
         f"{acc['estimate']:.1%} [{acc['low']:.1%}, {acc['high']:.1%}]",
         _auroc_cell(m, g, "entropy"), _auroc_cell(m, g, "density"), *pub,
         _minutes(m.get("wall_s")) if first else ""]) + " |"
@@ -190,7 +192,7 @@ def hawkes_table(measured: dict[str, Any]) -> str:
     """One row per selector of each cascade measurement, the published k = 3 numbers beside it."""
     pub = PUBLISHED["hawkes"]
     head = ["data · selector (k = 3)", "runs × steps", "mean S_t [95% t]", "late S_t [95% t]", "trend",
-            "global drift ± sd", "local drift ± sd", "published mean / late / trend"]
+            "global drift ± sd", "local drift ± sd", "memory empty", "copies", "published mean / late / trend"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     several = len({m["model"] for m in measured.values()}) > 1
     for m in measured.values():
@@ -204,11 +206,33 @@ def hawkes_table(measured: dict[str, Any]) -> str:
                 f"{_f(r['late_S'])} [{_f(r['late_S_ci'][0])}, {_f(r['late_S_ci'][1])}]",
                 r["trend"], f"{_f(r['global_drift'])} ± {_f(r['global_drift_sd'])}",
                 f"{_f(r['local_drift'])} ± {_f(r['local_drift_sd'])}",
+                _pct(r.get("memory_empty")), _pct(r.get("copies")),
                 f"{p['mean_S']:.3f} / {p['late_S']:.3f} / {p['trend']}" if p else "—"]) + " |")
     g, loc = pub["drift"]["global"], pub["drift"]["local"]
     lines.append(f"| published drift (selector not stated) | 3 runs | | | | {g[0]:.3f} ± {g[1]:.3f} | "
-                 f"{loc[0]:.3f} ± {loc[1]:.3f} | |")
+                 f"{loc[0]:.3f} ± {loc[1]:.3f} | | | |")
     return "\n".join(lines)
+
+
+def memory_lines(measured: dict[str, Any]) -> list[str]:
+    """What the memory-empty and copies columns mean, where replayed numbers come from, and a warning for every
+    selector whose memory was empty at most steps (its S_t then measures the prompt, not the memory)."""
+    out = ["memory empty: share of steps whose selector gave the model no memory (the text then comes from the "
+           "node's instruction alone); copies: share of generated texts that repeat an earlier text of the run "
+           "word for word (case and punctuation ignored) — both from `uncertainty_lab.cascade.memory_use`."]
+    for m in measured.values():
+        if m.get("memory_empty_from"):
+            out.append(f"{m['data_label']}: memory empty {m['memory_empty_from']}.")
+        for r in m["rows"]:
+            share = r.get("memory_empty")
+            if share is not None and share >= 0.5:
+                out.append(f"**{m['data_label']} · {r['selector']}: EMPTY memory at {share:.0%} of the steps** — its "
+                           "numbers say nothing about its memory.")
+    return [x for line in out for x in (line, "")][:-1]  # one paragraph each
+
+
+def _pct(x: Any) -> str:
+    return "—" if x is None or (isinstance(x, float) and not math.isfinite(x)) else f"{x:.0%}"
 
 
 def paired_lines(measured: dict[str, Any]) -> list[str]:
@@ -250,6 +274,6 @@ def render(results: dict[str, Any]) -> str:
                   cgdp_table(results["cgdp"]), ""]
     if results.get("hawkes"):
         lines += ["### HawkesLLM: alignment and drift at k = 3", "", _models(results["hawkes"]), "",
-                  hawkes_table(results["hawkes"]), "",
+                  hawkes_table(results["hawkes"]), "", *memory_lines(results["hawkes"]), "",
                   *paired_lines(results["hawkes"]), ""]
     return "\n".join(lines).rstrip() + "\n"

@@ -88,3 +88,10 @@ def questions():
     from uncertainty_lab.datasets.search import load_search_questions
 
     return {q.id: q for q in load_search_questions()}
+
+
+@pytest.fixture(autouse=True)
+def _one_model_attempt(monkeypatch):
+    """A failing model call is tried once and never waited for (llm/retry.py); the retry tests set their own."""
+    monkeypatch.setenv("UL_LLM_ATTEMPTS", "1")
+    monkeypatch.setenv("UL_LLM_RETRY_DELAY", "0")

@@ -25,6 +25,8 @@ path, or only on ``delay_paths``) to test client timeouts.
 Two knobs make it the shape of a remote GPU server for the scale-out tests and ``benchmarks/scaling.py``:
 ``reply`` (a text, or a function of the chat body) answers ``/api/chat`` without running the model, so only
 ``delay`` costs time; ``die_after`` = N answers N chats and then hangs up on every request (a server that died).
+``chat_failure`` makes every chat fail as a broken server does: ``"500"`` answers HTTP 500 with Ollama's error
+body, ``"malformed"`` answers 200 with a body that is not JSON (None: chats are answered).
 
 Use it as a context manager::
 
@@ -125,6 +127,7 @@ class FakeOllama:
         self.n_threads = n_threads  # None: the embedded backend's default, so both share one loaded model
         self.reply = reply  # a text or a function of the /api/chat body: answer without the model
         self.die_after = die_after  # after this many chats, hang up on every request
+        self.chat_failure: str | None = None  # "500" or "malformed": every chat fails so (see the module doc)
         self.chats = 0
         self.requests: list[RecordedRequest] = []
         self.errors: list[BaseException] = []
@@ -379,6 +382,17 @@ class _Handler(BaseHTTPRequestHandler):
     def _chat(self, body) -> None:
         fake = self.server_fake
         body = body or {}
+        if fake.chat_failure == "500":
+            self._send_json(500, {"error": "llama runner process has terminated: exit status 2"})
+            return
+        if fake.chat_failure == "malformed":
+            data = b"<html>upstream proxy error</html>"
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json; charset=utf-8")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+            return
         if "__invalid__" in body:
             self._send_json(400, {"error": "invalid character in request body"})
             return

@@ -5,7 +5,6 @@ one 15-minute export spread by the loader, the fit says when the decay it chose 
 from __future__ import annotations
 
 import json
-import warnings
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -118,13 +117,17 @@ def test_gdelt_ties_spread_by_the_loader_make_the_fit_warn(gkg):
     assert "same-node ties (spread" in setup.describe()
 
 
-def test_gdelt_with_ties_merged_fits_without_the_warning(gkg):
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")  # no warning at all
+def test_gdelt_with_ties_merged_warns_once_and_leaves_beta_undetermined(gkg):
+    with pytest.warns(UserWarning) as caught:
         setup = prepare({"data": gdelt(gkg, ties="merge"), "n_train": 60})
-    assert setup.fit.warnings == [] and setup.data_report.ties_report.n_moved == 0
+    assert len(caught) == 1 and setup.data_report.ties_report.n_moved == 0
+    (warning,) = setup.fit.warnings
+    ties = setup.train_stream.ties
+    assert ties.how == "merge" and ties.n_dropped > 0 and ties.n_events == len(setup.train) + ties.n_dropped
+    assert f"{ties.n_tied} of {ties.n_events} events ({ties.share:.0%}) tied" in warning and "merged" in warning
     assert setup.model.spectral_radius() < 1e-6  # one event per node and export: no excitation left
-    assert not setup.describe().startswith("WARNING")
+    assert setup.fit.beta is None and "β is undetermined" in warning  # flat likelihood: no arbitrary grid pick
+    assert setup.describe().startswith("WARNING") and "β = undetermined" in setup.describe()
 
 
 def test_gdelt_nodes_default_to_the_data_when_they_are_not_the_shipped_ones(gkg):
@@ -138,14 +141,44 @@ def test_gdelt_nodes_default_to_the_data_when_they_are_not_the_shipped_ones(gkg)
         prepare({"data": gdelt(gkg, limit=20), "n_train": 198})
 
 
-def test_gdelt_events_without_a_headline_are_fitted_but_are_no_references():
-    """The Events export of tests/data/gdelt (one 15-minute file: every row at one time) with its GKG for titles."""
+def _one_export_setup():
+    """The Events export of tests/data/gdelt (one 15-minute file: every row at one time) with its GKG for titles,
+    prepared: the fit warns once, with no timing information, no excitation and no β."""
     folder = Path(__file__).resolve().parent / "data" / "gdelt"
     mapping = {"timesofindia.indiatimes.com": "local_tv", "reuters.com": "general_news", "msn.com": "mass_market"}
-    setup = prepare({"n_train": 5, "data": {"loader": "gdelt", "path": str(folder / "20310902163000.export.CSV"),
-                                            "format": "events", "gkg": str(folder / "20310902163000.gkg.csv"),
-                                            "domain_to_node": mapping}})
+    with pytest.warns(UserWarning, match=r"ties: 4 of 5 events \(80%\) tied") as caught:
+        setup = prepare({"n_train": 5, "data": {"loader": "gdelt", "path": str(folder / "20310902163000.export.CSV"),
+                                                "format": "events", "gkg": str(folder / "20310902163000.gkg.csv"),
+                                                "domain_to_node": mapping}})
+    assert len(caught) == 1 and "the stream has no timing information" in setup.fit.warnings[0]
+    assert setup.fit.beta is None and not setup.model.alpha.any() and "β = undetermined" in setup.describe()
+    return setup
+
+
+def test_gdelt_events_without_a_headline_are_fitted_but_are_no_references():
+    setup = _one_export_setup()
     assert setup.train_stream.n_events == 5 and len(setup.test) == 4
+    untitled = [e for e in setup.test if not e.headline]
+    assert untitled and len(setup.references) == len(setup.test) - len(untitled)
+    assert all(r.text for r in setup.references)
+    assert f"{len(untitled)} held-out events have no headline: not references" in setup.describe()
+
+
+def test_on_one_export_the_report_says_beta_is_undetermined_and_the_hawkes_memory_empty(tmp_path):
+    """The issue's GDELT run: every row of one export at one time; the report and results.json say that β is
+    undetermined, that no node has timing information, and that the hawkes selector remembered nothing."""
+    setup = _one_export_setup()
+    config = {"n_train": 5, "selectors": ["hawkes", "recency"], "runs": 1, "steps": 3, "progress": False,
+              "figure": False, "out_dir": str(tmp_path / "out")}
+    result = run_experiment(config, llm=FakeLLM(), embedder=HashEmbedder(), setup=setup)
+    report = result.report()
+    assert "β undetermined on the grid" in report and "no timing information: all 5 events are at one time" in report
+    assert "selector `hawkes` (k = 3) had an EMPTY memory at every step" in report
+    saved = json.loads((tmp_path / "out" / "results.json").read_text(encoding="utf-8"))
+    assert saved["fit"]["beta"] is None and saved["fit"]["beta_note"].startswith("β is undetermined")
+    speaking = [name for name in setup.nodes if any(e.node == name for e in setup.train)]
+    assert saved["fit"]["untimed_sources"] == speaking and saved["fit"]["stream_ties"]["n_tied"] == 4
+    assert [r["memory_empty"] for r in saved["table"]] == [1.0, 0.0]
     untitled = [e for e in setup.test if not e.headline]
     assert untitled and len(setup.references) == len(setup.test) - len(untitled)
     assert all(r.text for r in setup.references)
@@ -159,9 +192,13 @@ def test_the_report_and_results_carry_the_tie_warning_first(gkg, tmp_path):
         result = run_experiment(config, llm=FakeLLM(), embedder=HashEmbedder())
     report = result.report().splitlines()
     assert report[0] == "## HawkesLLM cascade experiment"
-    assert report[2].startswith("**Warning:** β = 5 /h sits at the scale of the tie window")
+    assert report[2].startswith("**Warning:** ties: 56 of 60 events (93%) tied") and "spread" in report[2]
+    assert "β = 5 /h sits at the scale of the tie window" in report[2]  # one warning: the share, then the scale
     assert report[4].startswith("Data: gdelt: ") and "nodes local_tv, mass_market" in report[4]
     saved = json.loads((tmp_path / "out" / "results.json").read_text(encoding="utf-8"))
     assert saved["fit"]["warnings"] == result.setup.fit.warnings
     assert saved["fit"]["ties"]["how"] == "spread" and saved["fit"]["ties"]["n_moved"] > 0
+    st = saved["fit"]["stream_ties"]
+    assert (st["how"], st["n_tied"], st["n_events"]) == ("spread", 56, 60) and sum(st["tied_per_node"].values()) == 56
+    assert saved["fit"]["beta"] == 5.0 and saved["fit"]["beta_note"] == "" and saved["fit"]["untimed_sources"] == []
     assert saved["config"]["data"]["loader"] == "gdelt"

@@ -220,3 +220,21 @@ def test_kernels_and_the_lab_get_the_cache_folder_meant_where_the_command_ran(tm
     monkeypatch.setattr(os, "execvp", lambda file, argv: seen.append(os.environ["UL_CACHE_DIR"]))
     assert cli_main(["lab", str(NOTEBOOKS), "--no-browser"]) == 0
     assert seen == [str(tmp_path / RELATIVE_CACHE)]
+
+
+@pytest.mark.parametrize("content, why", [
+    (b"[" * 100_000 + b"]" * 100_000, "nested 100000 levels deep"),
+    (b"\xff\xfe not json", "not UTF-8"),
+    (b'{"cells": "not a list"}', "could not be converted"),
+])
+def test_a_hostile_submission_is_one_error_naming_it(tmp_path, content, why):
+    from uncertainty_lab.classroom import read_submission
+
+    path = tmp_path / "03_semantic_uncertainty.ipynb"
+    path.write_bytes(content)
+    with pytest.raises(ClassroomError, match=f"03_semantic_uncertainty.ipynb is not a notebook that can be graded.*{why}"):
+        read_submission(path)
+    os.remove(path)
+    os.mkfifo(path)
+    with pytest.raises(ClassroomError, match="named pipe"):
+        read_submission(path)

@@ -51,15 +51,16 @@ def test_plugins_lists_every_kind_and_the_backends(capsys):
     assert "n_ctx=4096 [256..32768]" in out
     assert "timeout=120.0 [0.1..3600.0]" in out
     assert "backend='embedded'" in out
+    assert rows["strict"][1:3] == ["ok", "uncertainty-lab"] and "paraphrase='tokens' {tokens,embedding}" in out
 
 
 def test_plugins_console_script():
     r = subprocess.run([str(SCRIPT), "plugins", "llm_backends"], capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr
-    assert r.stdout.startswith("llm_backends (uncertainty_lab.llm_backends): 3 plugins")
+    assert r.stdout.startswith("llm_backends (uncertainty_lab.llm_backends): 4 plugins")
     lines = r.stdout.splitlines()
     assert lines[1].split() == list(cli.PLUGIN_COLUMNS)
-    assert [line.split()[:2] for line in lines[3:6]] == [[n, "ok"] for n in ("embedded", "ollama", "replay")]
+    assert [line.split()[:2] for line in lines[3:7]] == [[n, "ok"] for n in ("embedded", "ollama", "replay", "world")]
     assert "metrics" not in r.stdout
 
 
@@ -154,7 +155,7 @@ def test_markdown_has_one_row_per_plugin_of_every_kind():
         md, n = cli.plugins_markdown(kind), len(registry.names(kind))
         assert md == f"_no {kind} plugins installed_" if n == 0 else len(md.splitlines()) == n + 2
     assert [line.split(" | ")[0] for line in cli.plugins_markdown("llm_backends").splitlines()[2:]] == [
-        "| embedded", "| ollama", "| replay"]
+        "| embedded", "| ollama", "| replay", "| world"]
 
 
 # --- doctor ---------------------------------------------------------------------------------------
@@ -456,8 +457,18 @@ def test_run_without_bars_logs_one_line_per_unit_and_lists_every_file(tmp_path, 
     n_units = len(cli._experiment("search").config_class.from_mapping({"beliefs": ["implicit"]}).conditions())
     logged = [ln for ln in captured.err.splitlines() if ln.startswith("[")]
     assert [ln.split("]")[0] for ln in logged] == [f"[{i}/{n_units}" for i in range(1, n_units + 1)]
-    wrote = captured.out.split("wrote: ")[1]
-    assert str(tmp_path / "out" / "summary.md") in wrote and wrote.count(".jsonl") == n_units
+    wrote = captured.out.split("wrote:\n")[1].splitlines()
+    assert f"  {tmp_path / 'out' / 'summary.md'}" in wrote and sum(ln.endswith(".jsonl") for ln in wrote) == n_units
+
+
+def test_hundreds_of_run_files_are_one_line():
+    from pathlib import Path
+
+    from uncertainty_lab.cli.run import wrote
+
+    out = Path("/r")
+    paths = [out / "summary.md", *(out / "episodes" / f"c{c}" / f"q{i}.jsonl" for c in range(4) for i in range(100))]
+    assert wrote(paths).splitlines() == ["wrote:", "  /r/summary.md", "  400 run files under /r/episodes"]
 
 
 def test_ctrl_c_during_a_run_says_how_to_resume(tmp_path, capsys, monkeypatch):
@@ -578,3 +589,12 @@ def test_readme_plugin_tables_are_the_generated_ones():
     assert section.strip() == cli.builtin_plugins_markdown().strip()
     for kind in registry.KINDS:
         assert f"**{kind}**" in section
+
+
+@pytest.mark.parametrize("command", [[], ["plugins"], ["doctor"], ["cache"], ["lab"], ["audit"], ["cascade", "run"],
+                                     ["orchestrate", "run"], ["search", "run"]])
+def test_help_shows_no_restructuredtext(command, capsys):
+    with pytest.raises(SystemExit):
+        main([*command, "--help"])
+    out = capsys.readouterr().out
+    assert "usage: uncertainty-lab" in out and "`" not in out and ":func:" not in out

@@ -310,6 +310,13 @@ def test_tie_report_counts_tied_events_and_how_far_they_moved():
     assert ties.decay_warning(0.01) is None
     merged = load_gdelt(EXPORT, NEWS_MAPPING, format="events", ties="merge").ties_report
     assert (merged.n_tied, merged.n_moved, merged.n_dropped) == (9, 0, 6) and merged.decay_warning(10.0) is None
+    # the Hawkes stream of the loaded events carries the same ties, per node, from the loader's report
+    st = news_event_stream(out).ties
+    assert (st.how, st.n_tied, st.n_events, st.n_moved, st.untimed) == ("spread", 9, 9, 6, True)
+    assert "by the loader (ties='spread')" in st.reason and sorted(t for t in st.tied if t) == [3, 3, 3]
+    sm = news_event_stream(load_gdelt(EXPORT, NEWS_MAPPING, format="events", ties="merge")).ties
+    assert (sm.how, sm.n_tied, sm.n_events, sm.n_dropped) == ("merge", 9, 9, 6)
+    assert news_event_stream(list(out)).ties.how == "none"  # no report: a shared timestamp alone proves nothing
 
 
 def _wide(n):

@@ -29,6 +29,7 @@ from uncertainty_lab.semantic.correctness import (
     check_answer,
     correctness_labels,
     is_correct,
+    parse_verdict,
     parse_yes_no,
 )
 from uncertainty_lab.semantic.evaluation import (
@@ -424,13 +425,14 @@ def test_parse_yes_no(reply, verdict):
 
 
 def test_llm_judge_reports_unparsed_replies_and_callers_count_them():
-    reply = "I am not sure about that."
+    reply = "The answer to this question is"
     stub = CannedLLM(lambda prompt: reply)
     res = check_answer("Sydney", ["Canberra"], "llm", llm=stub, question="Capital of Australia?")
     assert res.correct is None and not res.judged and "unparsed" in res.evidence and res.raw == reply
+    assert res.uncertain and res.label == "uncertain"
     assert "Canberra" in stub.prompts[-1] and "Capital of Australia?" in stub.prompts[-1]
     results = [Correctness(True, "llm", ""), res, Correctness(False, "llm", "")]
-    with pytest.raises(ValueError, match="1 of 3 answers are unjudged"):
+    with pytest.raises(ValueError, match=r"1 of 3 answers are unjudged \(labels: .*'uncertain': 1"):
         correctness_labels(results)
     labels, kept = correctness_labels(results, unjudged="drop")
     np.testing.assert_array_equal(labels, [True, False])
@@ -446,7 +448,8 @@ def test_llm_judge_through_the_real_embedded_backend():
     grader = AnswerGrader("llm", llm=llm, max_tokens=12)
     res = grader.check("Canberra", ["Canberra"], question="What is the capital of Australia?")
     assert res.method == "llm" and isinstance(res.raw, str) and res.raw.strip()
-    assert res.correct is parse_yes_no(res.raw)  # whatever the weak model says, it is parsed, not guessed
+    label, parsed = parse_verdict(res.raw)  # whatever the weak model says, it is parsed, not guessed
+    assert res.label == label and ("unparsed" in res.evidence) is (not parsed)
     assert llm.label in res.evidence
     again = AnswerGrader("llm", llm=llm, max_tokens=12).check("Canberra", ["Canberra"],
                                                               question="What is the capital of Australia?")

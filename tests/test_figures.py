@@ -243,6 +243,13 @@ def test_search_figures_show_equal_conditions_side_by_side(search):
         assert figure_problems(fig) == []
 
 
+def test_search_figure_names_its_panels_the_experiment_and_the_model(search):
+    fig = search.figure()
+    titles = [ax.get_title() for ax in fig.get_axes() if ax.get_title()]
+    assert len(titles) == len(set(titles)) == 3  # context tokens, model tokens, stop reasons
+    assert "CGDP search lab" in fig._suptitle.get_text() and search.llm_label in fig._suptitle.get_text()
+
+
 def test_search_figure_with_every_answer_wrong(search_config, tmp_path_factory):
     """One step is too few for any multi-hop question: every point lies on exact match = 0, whole."""
     from uncertainty_lab.search.experiment import run_experiment

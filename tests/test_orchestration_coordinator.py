@@ -4,7 +4,6 @@ after an interruption, reload (run.py, record.py)."""
 from __future__ import annotations
 
 import json
-import math
 import zlib
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
@@ -137,8 +136,8 @@ def test_a_worker_never_returns_an_empty_answer_silently():
     a = Worker("direct", llm, system=ROLES["direct"]).ask("empty", 3, 0)
     assert a.answer == "" and not a.valid and "extraction failed" in a.problem
     assert a.samples.texts == ["Paris", "Paris"] and a.samples.meta["dropped_empty"] == [0]
-    down = Worker("direct", ScriptedLLM(script=script, down=True)).ask("q", 3, 0)
-    assert not down.valid and "scripted outage" in down.problem and down.samples.n == 0 and down.model_calls == 1
+    with pytest.raises(LLMUnavailableError, match="scripted outage"):  # a failed call is raised, never an answer
+        Worker("direct", ScriptedLLM(script=script, down=True)).ask("q", 3, 0)
 
 
 def test_worker_settings_are_checked():
@@ -207,27 +206,20 @@ def test_an_exhausted_ladder_stops_early_instead_of_chasing_the_metric():
     assert "ladder is used up" in t.decisions[-1].reason and len(t.rounds) == 4
 
 
-def test_a_backend_outage_gives_missing_signals_that_are_never_accepted_as_confident():
-    t = coordinator(ScriptedLLM(script=script, down=True), policy=get_policy("both", max_rounds=3)).run("accept this")
-    assert "accept" not in t.actions and t.actions[-1] == "final_select"
-    for r in t.rounds:
-        s = r.signals
-        assert math.isnan(s.entropy) and math.isnan(s.density) and not s.answer_valid
-        assert "sampling failed" in s.missing["entropy"] and "scripted outage" in s.missing["entropy"]
-        assert any(c.startswith("entropy missing") for c in r.decision.concerns)
-    assert not t.final.valid and t.answer == "" and "no valid answer in any round" in t.final.note
-    # the plain hierarchy accepts it, but the final validation still says it is not an answer
-    plain = coordinator(ScriptedLLM(script=script, down=True), policy="none").run("accept this")
-    assert plain.actions == ["accept"] and not plain.final.valid
+def test_a_backend_outage_is_raised_never_an_answer():
+    for policy in (get_policy("both", max_rounds=3), "none"):
+        with pytest.raises(LLMUnavailableError, match="scripted outage"):
+            coordinator(ScriptedLLM(script=script, down=True), policy=policy).run("accept this")
 
 
-def test_a_worker_that_is_down_is_escalated_past():
+def test_a_worker_that_is_down_fails_the_question_rather_than_being_escalated_past():
     up = ScriptedLLM(script=script)
     down = ScriptedLLM(script=script, down=True)
     ws = [Worker("direct", down, system=ROLES["direct"]), Worker("careful", up, system=ROLES["careful"])]
     metrics = {"entropy": "discrete_semantic_entropy", "density": {"name": "semantic_density", "embedder": OneHotEmbedder()}}
-    t = Coordinator(ws, "both", metrics, n_samples=N, judge="exact").run("accept this")
-    assert t.actions == ["reprompt", "reassign", "accept"] and t.final.worker == "careful" and t.final.valid
+    with pytest.raises(LLMUnavailableError, match="scripted outage"):
+        Coordinator(ws, "both", metrics, n_samples=N, judge="exact").run("accept this")
+    assert not up.calls  # nothing was asked past the failure
 
 
 def test_every_exit_is_validated_an_invalid_accepted_answer_is_replaced_or_flagged():

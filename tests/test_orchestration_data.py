@@ -96,9 +96,9 @@ def test_strategyqa_is_graded_by_the_models_own_verdict_not_an_echo(tmp_path):
                              "max_tokens": 8, "progress": False, "figure": False, "out_dir": str(tmp_path),
                              "grading": {"method": "strict"}})
     run = result.runs[(result.models[0], "none")]
-    assert [r.trace.final.answer for r in run.records][:2] == ["Yes or no", "Answer yes or no"]  # as extracted
+    assert [r.trace.final.answer for r in run.records][:2] == ["", "Yes"]  # the echoed instruction stripped
     assert run.labels == ["wrong", "correct", "correct"]
-    assert "echoed" in run.records[0].grade["evidence"] and "whole completion was read" in run.records[1].grade["evidence"]
+    assert run.records[0].grade["method"] == "echo" and "echoed the instruction" in run.records[0].grade["evidence"]
     assert "Data: strategyqa from" in result.report() and "split = train" in result.report()
 
 

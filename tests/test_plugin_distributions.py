@@ -40,6 +40,7 @@ PLUGINS = [  # (kind, name, distribution)
     ("stopping_gates", "max_steps_or_repeat", "uncertainty-lab-plugin-template"),
     ("llm_backends", "echo", "uncertainty-lab-plugin-template"),
     ("equivalence_judges", "case_insensitive", "uncertainty-lab-plugin-template"),
+    ("graders", "first_words", "uncertainty-lab-plugin-template"),
 ]
 
 
@@ -109,6 +110,12 @@ def test_plugins_are_found_through_entry_points(installed, kind, name, distribut
     registry.create(kind, name)
 
 
+def _audit_items():
+    from uncertainty_lab.datasets.audit import load_grader_audit
+
+    return load_grader_audit()
+
+
 class _Embedder:  # a fixed table instead of the sentence model (no torch in this test)
     def encode(self, texts):
         return np.array([[1.0, 0.0] if "cat" in t else [0.0, 1.0] for t in texts])
@@ -145,6 +152,13 @@ def test_one_of_each_kind_runs_by_name_in_the_labs(installed, tmp_path):
     assert ep.stop_reason in ("exhausted", "budget") and len(ep.steps) <= 5
     assert {"novelty_decay", "max_steps_or_repeat"} <= set(ep.steps[-1].gates)
     assert not math.isnan(ep.steps[0].gates["novelty_decay"]["signals"]["smoothed_upr"])
+    # graders: the template's grader by name in the grader audit and in the orchestration lab's grader
+    from uncertainty_lab.orchestration import QAGrader
+    from uncertainty_lab.semantic.grading_audit import audit_graders
+
+    (row,) = audit_graders(["first_words"], [it for it in _audit_items() if it.style == "short"][:6])
+    assert row.name == "first_words" and row.n == 6
+    assert QAGrader({"name": "first_words", "n_words": 1})({"answers": ["Canberra"]}, "Canberra!")["label"] == "correct"
 
 
 @pytest.mark.parametrize("distribution", DISTRIBUTIONS)
@@ -178,7 +192,7 @@ def test_a_renamed_copy_of_the_template_is_a_distribution_of_its_own(tmp_path):
     assert project["project"]["name"] == "uncertainty-lab-my-plugins"
     assert project["tool"]["setuptools"]["packages"] == ["ul_my_plugins"]
     targets = [t for group in project["project"]["entry-points"].values() for t in group.values()]
-    assert len(targets) == 6 and all(t.startswith("ul_my_plugins.") for t in targets)
+    assert len(targets) == 7 and all(t.startswith("ul_my_plugins.") for t in targets)
     check = "; ".join(f"from {t.split(':')[0]} import {t.split(':')[1]}" for t in targets)
     done = subprocess.run([sys.executable, "-c", check], capture_output=True, text=True, timeout=120, cwd=copy)
     assert done.returncode == 0, done.stderr

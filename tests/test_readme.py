@@ -15,11 +15,12 @@ README = (ROOT / "README.md").read_text(encoding="utf-8")
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
 
-def test_the_first_lines_are_the_two_commands():
+def test_the_first_lines_are_the_title_and_the_two_commands():
     lines = README.splitlines()
-    assert lines[0] == "```bash"
-    assert lines[1].startswith("make lab ") and lines[2].startswith("make test ")
-    assert lines[3] == "```"
+    assert lines[0] == "# uncertainty_lab" and lines[1] == ""
+    assert lines[2] == "```bash"
+    assert lines[3].startswith("make lab ") and lines[4].startswith("make test ")
+    assert lines[5] == "```"
 
 
 def test_every_notebook_is_described_and_every_picture_exists():

@@ -73,6 +73,37 @@ def test_render_puts_measured_next_to_published(bench):
     assert "3 × 12 | 0.201 [0.150, 0.250] | 0.220 [0.100, 0.340] | flat | 0.300 ± 0.020" in hawkes
     assert "0.636 / 0.682 / increasing" in hawkes and "| 0.450 ± 0.019 | 0.185 ± 0.072 |" in text
     assert "hawkes − recency: mean S_t +0.010 [-0.020, +0.040]" in text and "+0.055 mean, +0.141 late" in text
+    assert "| 0.100 ± 0.030 | — | — | 0.636" in hawkes  # memory empty and copies not recorded: a dash, not a 0
+
+
+def test_the_cascade_table_shows_empty_memories_and_copies(bench):
+    tables, _ = bench
+    results = _results()
+    record = results["hawkes"]["shipped/embedded"]
+    record["rows"][0].update(memory_empty=1.0, copies=0.64)
+    record["memory_empty_from"] = "replayed without the model"
+    text = tables.render(results)
+    hawkes = next(line for line in text.splitlines() if "HawkesLLM (hawkes)" in line)
+    assert "| 0.100 ± 0.030 | 100% | 64% | 0.636" in hawkes
+    assert "| memory empty | copies | published mean / late / trend |" in text
+    assert "**shipped invented cascade · hawkes: EMPTY memory at 100% of the steps**" in text
+    assert "shipped invented cascade: memory empty replayed without the model." in text
+
+
+def test_replay_fills_the_memory_empty_share_of_a_shipped_record(bench):
+    from uncertainty_lab.cascade.experiment import prepare
+    from uncertainty_lab.cascade.memory_use import memory_schedule
+
+    _, runner = bench
+    record = {"config": {"seed": 0, "selectors": ["hawkes", "recency"], "ks": [3], "runs": 2, "steps": 5},
+              "rows": [{"selector": "hawkes"}, {"selector": "recency"}]}
+    assert runner.replay_memory(record) and "replayed without the model" in record["memory_empty_from"]
+    setup = prepare({})
+    for row in record["rows"]:
+        runs = [memory_schedule(setup, row["selector"], 3, r, 5) for r in (0, 1)]
+        assert row["memory_empty"] == pytest.approx(sum(s.count(0) / len(s) for s in runs) / 2)
+    assert not runner.replay_memory(record)  # already there: nothing replayed
+    assert not runner.replay_memory({"config": {"data": {"loader": "gdelt"}}, "rows": [{"selector": "hawkes"}]})
 
 
 def test_outputs_rewrite_only_the_generated_block(bench, tmp_path):

@@ -58,7 +58,7 @@ def test_builtin_backends_come_from_this_projects_entry_points():
 
 def test_kinds_and_groups():
     assert registry.KINDS == ("kernels", "memory_selectors", "metrics", "stopping_gates", "llm_backends",
-                              "equivalence_judges")
+                              "equivalence_judges", "graders")
     assert registry.group("metrics") == "uncertainty_lab.metrics"
     with pytest.raises(registry.UnknownKindError, match="closest match: 'metrics'"):
         registry.names("metric")

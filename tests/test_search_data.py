@@ -137,7 +137,8 @@ def test_the_old_corpus_and_questions_paths_still_work_with_a_future_warning():
 
 @pytest.mark.parametrize(("data", "match"), [
     ({"loader": "truthfulqa", "path": "TruthfulQA.csv"}, r"data.loader must be one of 'shipped_search', 'musique', "
-                                                         r"'hotpotqa' \('truthfulqa' gives another kind of data\)"),
+                                                         r"'hotpotqa', 'world' \('truthfulqa' gives another kind of "
+                                                         r"data\)"),
     ({"loader": "hotpotqa"}, "loader 'hotpotqa' reads a file you downloaded; give its path"),
     ({"loader": "musique", "path": "m.jsonl", "sample": 2, "seed": -1}, "data.seed must be a non-negative integer"),
     ({"loader": "hotpotqa", "path": "h.json", "split": "dev"}, None),  # a bad split is found when the file is read

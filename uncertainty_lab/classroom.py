@@ -23,11 +23,14 @@ from __future__ import annotations
 
 import argparse
 import copy
+import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 import nbformat
+
+from . import untrusted
 
 __all__ = [
     "CheckResult",
@@ -189,6 +192,24 @@ class CheckResult:
     error: str
 
 
+#: the largest submitted notebook read (bytes)
+MAX_SUBMISSION_BYTES = 64 * 2**20
+
+
+def read_submission(path: str | os.PathLike) -> nbformat.NotebookNode:
+    """A student's notebook through the bounded reader (a regular file of at most :data:`MAX_SUBMISSION_BYTES`,
+    nesting checked before parsing); a file that is not a notebook is a :class:`ClassroomError` naming it."""
+    try:
+        text = untrusted.read_text(path, what="the submission", max_bytes=MAX_SUBMISSION_BYTES)
+        untrusted.load_json(text, path)
+        return nbformat.reads(text, as_version=4)
+    except (ValueError, KeyError, TypeError, AttributeError, nbformat.reader.NotJSONError,
+            nbformat.ValidationError) as exc:  # what nbformat raises on a file that is JSON but no notebook
+        raise ClassroomError(f"{untrusted.excerpt(str(path), 200, quote=False)} is not a notebook that can be "
+                             f"graded ({untrusted.excerpt(str(exc), 200, quote=False)}); ask for the .ipynb file "
+                             "again") from None
+
+
 def grade(submission: str | Path, source: str | Path = "notebooks", *, env: dict[str, str] | None = None,
           timeout: int | None = None) -> list[CheckResult]:
     """Grade ``submission`` against the notebook of the same name in ``source``: its check cells are replaced
@@ -203,7 +224,7 @@ def grade(submission: str | Path, source: str | Path = "notebooks", *, env: dict
                                 "folder of the notebooks with solutions")
     teacher = nbformat.read(original, as_version=4)
     checks = {c.grade_id: c for c in graded_cells(teacher, original.name) if c.role == "check"}
-    nb = nbformat.read(submission, as_version=4)
+    nb = read_submission(submission)
     where = {}
     for i, cell in enumerate(nb.cells):
         grade_id = _meta(cell).get("grade_id")

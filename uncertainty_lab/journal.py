@@ -18,7 +18,8 @@ from __future__ import annotations
 import json
 import os
 import shlex
-from collections.abc import Iterable
+import tempfile
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -26,7 +27,7 @@ from typing import Any
 from . import untrusted
 
 __all__ = ["Journal", "JournalFormat", "JournalWriter", "config_changes", "config_diff", "drop_cut_tail", "read_records",
-           "recovery", "write_all"]
+           "recovery", "refresh_header", "rewrite", "write_all"]
 
 
 #: The largest run file read (bytes): 1 GiB, far above any run the labs write.
@@ -224,20 +225,23 @@ class JournalFormat:
         return journal
 
     def open(self, path: str | os.PathLike | None, config: dict[str, Any], *, resume: bool = True,
-             allow_nan: bool = True, **header: Any) -> tuple[Journal | None, JournalWriter]:
+             allow_nan: bool = True, moved: tuple[str, ...] = (), **header: Any) -> tuple[Journal | None, JournalWriter]:
         """Start or continue the run file at ``path`` for a run configured by ``config`` (JSON values).
 
         With ``resume`` and a file that holds a header: the same configuration continues it — the journal read so
         far comes back and the writer appends after its last complete line; another configuration is
         ``resume_error`` naming the settings that differ. Otherwise the file is (re)started with a header
-        ``{"type": "header", "format", "config", **header}``. ``path=None``: an in-memory run (no file)."""
+        ``{"type": "header", "format", "config", **header}``. ``path=None``: an in-memory run (no file). ``moved``:
+        settings an older file holds in its ``config`` that this version records elsewhere in the header (e.g. what a
+        result depends on, checked by the lab): left out of the comparison."""
         if path is None:
             return None, JournalWriter(None)
         path = Path(path)
         if resume and path.is_file() and path.stat().st_size > 0:
             journal = self.read(path)
             if journal.header is not None:
-                changes = config_changes(journal.config, config)
+                old = {k: v for k, v in journal.config.items() if k not in moved or k in config}
+                changes = config_changes(old, config)
                 if changes:
                     raise self.resume_error(
                         f"cannot resume {path}: it was made with a different configuration "
@@ -249,6 +253,44 @@ class JournalFormat:
         writer = JournalWriter(path, "w", allow_nan=allow_nan)
         writer.write({"type": "header", "format": self.name, "config": config, **header})
         return None, writer
+
+
+def refresh_header(fmt: JournalFormat, path: str | os.PathLike | None, config: dict[str, Any],
+                   allowed: Callable[[str], bool], **header: Any) -> list[tuple[str, Any, Any]]:
+    """When the run file at ``path`` differs from ``config`` only in settings ``allowed(dotted key)`` accepts —
+    what its results are graded against, not what produced them — rewrite its header with ``config`` (and
+    ``header``), keep its body, and return the changes; otherwise return ``[]`` and write nothing (then
+    :meth:`JournalFormat.open` refuses, naming the differences)."""
+    if path is None or not Path(path).is_file() or Path(path).stat().st_size == 0:
+        return []
+    journal = fmt.read(path)
+    if journal.header is None:
+        return []
+    changes = config_changes(journal.config, config)
+    if not changes or not all(allowed(key) for key, _, _ in changes):
+        return []
+    new = {**journal.header, **header, "config": config}
+    body = [*journal.body, *([journal.end] if journal.end is not None else [])]
+    rewrite(path, [new, *body])
+    return changes
+
+
+def rewrite(path: str | os.PathLike, records: Iterable[Any], *, allow_nan: bool = True) -> Path:
+    """Replace the run file at ``path`` by ``records`` at once (a temporary file in the same folder renamed into
+    place): a reader, or a run interrupted meanwhile, sees the old file or the new one, never half of one."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".partial", dir=path.parent)
+    os.close(fd)
+    try:
+        with JournalWriter(tmp, "w", allow_nan=allow_nan) as writer:
+            for rec in records:
+                writer.write(rec)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return path
 
 
 def write_all(path: str | os.PathLike, records: Iterable[Any]) -> Path:

@@ -1,4 +1,4 @@
-"""The plugin registry: six kinds, each an entry-point group ``uncertainty_lab.<kind>``.
+"""The plugin registry: seven kinds, each an entry-point group ``uncertainty_lab.<kind>``.
 
 Entry points are scanned once (cached) and loaded lazily, one name at a time; ``refresh()`` re-scans,
 so a ``pip install`` inside a running kernel becomes visible (editable installs too: it applies the
@@ -35,6 +35,7 @@ KINDS: tuple[str, ...] = (
     "stopping_gates",
     "llm_backends",
     "equivalence_judges",
+    "graders",
 )
 
 __all__ = [
@@ -139,6 +140,7 @@ def _hint(name: str, options) -> str:
 
 
 BUILTIN_DISTRIBUTION = "uncertainty-lab"
+_BUILTIN_KINDS = frozenset(KINDS)  # every kind has built-ins: none found means an install older than the kind
 
 
 def _normalise(dist: str) -> str:  # PEP 503
@@ -295,9 +297,12 @@ def _entry(kind: str, name: str) -> _Entry:
     entries = _entries(kind)
     if name not in entries:
         available = sorted(entries)
+        stale = "" if available or kind not in _BUILTIN_KINDS else (
+            f" (uncertainty-lab ships built-in {kind}: if it was installed before they existed, run "
+            "pip install -e . again)")
         raise UnknownPluginError(
             f"no {kind} plugin named {name!r}; available: {', '.join(available) or 'none'}"
-            + _hint(name, available)
+            + _hint(name, available) + stale
         )
     return entries[name]
 
@@ -382,7 +387,7 @@ def create(kind: str, name: str, **params: Any) -> Any:
 
 @dataclass(frozen=True)
 class Catalogue:
-    """A small name → class table for choices that are not one of the six plugin kinds (the search lab's belief
+    """A small name → class table for choices that are not one of the seven plugin kinds (the search lab's belief
     states and action policies): the same lookup, errors and :func:`resolve` as the registry, no entry points."""
 
     what: str

@@ -10,8 +10,8 @@ the experiment.
 The lab's files (``docs/ARCHITECTURE.md``): ``config`` (CascadeConfig), ``record`` (CascadeRun, its run file),
 ``run`` (simulate_cascade), ``experiment`` (selectors × k × runs on the chronological split;
 ``uncertainty-lab cascade run``), ``result`` (the paper's table), ``figures``. Its domain: ``selectors`` (the
-``memory_selectors`` plugins), ``prompt`` (the templates), ``headlines`` (cleaning, copies), ``sampling`` (O(N)
-next-event draws), ``diagnostics`` (alignment, drift, summaries).
+``memory_selectors`` plugins), ``prompt`` (the templates), ``headlines`` (cleaning), ``memory_use`` (empty
+memories, copies), ``sampling`` (O(N) next-event draws), ``diagnostics`` (alignment, drift, summaries).
 """
 
 from ..contracts.memory import CascadeError, Event, History, MemoryItem, NodeSpec, as_node_specs, check_memory
@@ -33,7 +33,8 @@ from .diagnostics import (
     trend,
 )
 from .experiment import EXPERIMENT, CascadeExperiment, CascadeSetup, run_experiment
-from .headlines import clean_headline, copy_rate
+from .headlines import clean_headline
+from .memory_use import copy_rate, memory_copy_rate, memory_empty_rate, memory_schedule, memory_use
 from .prompt import PROMPTS, build_prompt, format_memory_line, headline_prompt, prompt_hash
 from .record import CascadeResumeError, CascadeRun, CascadeStep
 from .result import CascadeExperimentResult, CascadeResult
@@ -85,6 +86,10 @@ __all__ = [
     "check_memory",
     "clean_headline",
     "copy_rate",
+    "memory_copy_rate",
+    "memory_empty_rate",
+    "memory_schedule",
+    "memory_use",
     "curve_band",
     "evaluate_run",
     "format_memory_line",

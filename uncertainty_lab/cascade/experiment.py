@@ -38,7 +38,7 @@ import os
 import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -128,13 +128,18 @@ class CascadeSetup:
             "per node (train / held out): " + ", ".join(f"{n} {counts_tr.get(n, 0)}/{counts_te.get(n, 0)}"
                                                         for n in self.nodes),
             f"Hawkes fit on the {self.train_stream.n_events} training events, window [{self.train_stream.start_time:g}, "
-            f"{self.train_stream.end_time:.1f}] h: β = {m.beta:g} /h, ρ(G) = {m.spectral_radius():.3f}",
+            f"{self.train_stream.end_time:.1f}] h: β = {_beta_text(self.fit)}, ρ(G) = {m.spectral_radius():.3f}",
             f"seed event e_0: t = {self.seed_event.time:.1f} h, {self.nodes[self.seed_event.node]}: "
             f"{self.seed_event.text}",
         ]
         if self.data_report is not None:
             lines.append(self.data_report.summary())
         return "\n".join(lines)
+
+
+def _beta_text(fit: Any) -> str:
+    """``"2 /h"``, or ``"undetermined"`` when the likelihood is flat over the β grid (:attr:`FitResult.beta_note`)."""
+    return "undetermined" if fit.beta is None else f"{fit.beta:g} /h"
 
 
 def node_specs_for(nodes: Sequence[str], instructions: Mapping[str, str] | None = None) -> tuple[NodeSpec, ...]:
@@ -170,7 +175,7 @@ def prepare(config: CascadeConfig | Mapping[str, Any] | None = None) -> CascadeS
     specs = node_specs_for(nodes, config.node_instructions)
     # the training window ends at the last training event: nothing about the held-out events (not even the
     # time of the first one) enters the likelihood
-    train_stream = news_event_stream(train, nodes)
+    train_stream = news_event_stream(train, nodes, tie_report=getattr(events, "report", None))
     fit = fit_hawkes(train_stream, beta_grid=config.beta_grid, penalty=config.penalty, eta=config.eta,
                      ties=getattr(events, "ties_report", None))
     index = {name: i for i, name in enumerate(nodes)}
@@ -185,6 +190,18 @@ def prepare(config: CascadeConfig | Mapping[str, Any] | None = None) -> CascadeS
 # --- what every run shares ----------------------------------------------------------------------------------------
 
 
+def run_depends(config: CascadeConfig, setup: CascadeSetup) -> dict[str, Any]:
+    """What every run file records its evaluation depends on: the data file's hash
+    (:func:`~uncertainty_lab.datasets.source.data_provenance`) and content hashes of the training events and of the
+    held-out references (what the runs are compared with when the result is collected)."""
+    from ..datasets.source import data_provenance
+    from ..provenance import content_hash
+
+    return {"data": data_provenance(config.data or {"loader": "shipped_news"}),
+            "train": content_hash([[e.time_h, e.node, e.headline] for e in setup.train]),
+            "references": content_hash([e.to_record() for e in setup.references])}
+
+
 @dataclass
 class CascadeContext:
     """What :meth:`CascadeExperiment.prepare` builds once: the data and fit (``setup``), the selector instances
@@ -197,6 +214,7 @@ class CascadeContext:
     llm_label: str
     embedder: Any
     embedder_name: str
+    depends: dict[str, Any] = field(default_factory=dict)
 
 
 def _make_embedder(spec: Any) -> Any:
@@ -246,7 +264,8 @@ class CascadeExperiment(Experiment):
 
         backend = ready_backend(llm if llm is not None else config.llm, error=CascadeError)
         return CascadeContext(setup, selectors, metric, backend, getattr(backend, "label", None)
-                              or type(backend).__name__, emb, getattr(emb, "name", type(emb).__name__))
+                              or type(backend).__name__, emb, getattr(emb, "name", type(emb).__name__),
+                              depends=run_depends(config, setup))
 
     def units(self, config: CascadeConfig, context: CascadeContext) -> list[Unit]:
         """One unit per selector label × k × run r, seeded ``run_seed(config.seed, r)``, journalled to
@@ -265,7 +284,7 @@ class CascadeExperiment(Experiment):
             temperature=config.temperature, top_p=config.top_p, max_tokens=config.max_tokens, out=unit.path,
             resume=not config.overwrite, samples_per_step=config.samples_per_step, metric=context.metric,
             horizon=config.horizon, progress=config.progress, sample_temperature=config.sample_temperature,
-            postprocess=clean_headline if config.clean else None)
+            postprocess=clean_headline if config.clean else None, depends=context.depends)
 
     def collect(self, config: CascadeConfig, context: CascadeContext,
                 records: dict[tuple, CascadeRun]) -> CascadeResult:

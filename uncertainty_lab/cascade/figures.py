@@ -75,12 +75,22 @@ def _steps_axis(ax: Any, result: Any) -> None:
     ax.grid(alpha=0.3)
 
 
+def _memory_label(sel: str, row: dict) -> str:
+    """``'hawkes (memory empty 100%, copies 0%)'``: the selector with how it used its memory."""
+    empty, copies = row.get("memory_empty", math.nan), row.get("copies", math.nan)
+    if not (math.isfinite(empty) and math.isfinite(copies)):
+        return sel
+    return f"{sel} (memory empty {empty:.0%}, copies {copies:.0%})"
+
+
 def draw_alignment(ax: Any, result: Any, k: int) -> None:
     """S_t against the step for every selector run with budget ``k``: the mean over runs (bold, markers; the
-    selectors dodged sideways by a fraction of a step) and, with two runs or more, each run (thin)."""
+    selectors dodged sideways by a fraction of a step) and, with two runs or more, each run (thin); the legend
+    gives each selector's share of steps with an empty memory and of texts that copy."""
     colours = _colours(result)
     present = [s for s in colours if (s, k) in result.conditions]
     ax.axvspan(_late_start(result) - 0.5, result.config.steps + 0.5, color="0.9", zorder=0, label="late window")
+    use = {(r["selector"], r["k"]): r for r in result.rows()}
     drawn = []
     for i, sel in enumerate(present):
         curves = result.curves("alignment", sel, k)
@@ -89,7 +99,8 @@ def draw_alignment(ax: Any, result: Any, k: int) -> None:
         if len(curves) > 1:
             for c in curves:
                 ax.plot(np.arange(1, c.size + 1) + shift, c, color=colours[sel], lw=0.6, alpha=0.35)
-        _mean_line(ax, np.arange(1, mean.size + 1) + shift, mean, colours[sel], _MARKERS[i % len(_MARKERS)], sel)
+        _mean_line(ax, np.arange(1, mean.size + 1) + shift, mean, colours[sel], _MARKERS[i % len(_MARKERS)],
+                   _memory_label(sel, use.get((sel, k), {})))
         drawn += [*curves, mean]
     runs = result.config.runs
     ax.set_title(f"alignment S_t, k = {k}: mean of {runs} run(s)" + (", thin: each run" if runs > 1 else ""),

@@ -1,5 +1,5 @@
-"""What small models wrap around a headline, removed (:func:`clean_headline`), and how often a cascade only
-copies its memory (:func:`copy_rate`).
+"""What small models wrap around a headline, removed (:func:`clean_headline`); how often a cascade only copies
+its memory (:func:`copy_rate`) now lives in :mod:`~uncertainty_lab.cascade.memory_use` and is importable here.
 
 Small models often answer with an echo of the prompt's memory lines (``[weight 0.50] (node, t=… h) …``), a
 preamble ("The next item for …:") or several lines; the experiment keeps the first line that reads like a
@@ -8,11 +8,10 @@ headline (``clean = true``) and the run file keeps the model's own text as ``raw
 
 from __future__ import annotations
 
-import math
 import re
-from typing import Any
 
 from ..contracts.memory import CascadeError
+from .memory_use import copy_rate  # moved to memory_use (one place for memory and copy rates); the old name stays
 
 __all__ = ["clean_headline", "copy_rate"]
 
@@ -83,20 +82,3 @@ def clean_headline(text: str) -> str:
         if cleaned:
             return cleaned
     return " ".join(lines[0].split()) if lines else ""
-
-
-def _norm(text: str) -> str:
-    return " ".join(re.sub(r"[^\w]+", " ", text.lower()).split())
-
-
-def copy_rate(run: Any) -> float:
-    """The share of generated texts of ``run`` (a :class:`~uncertainty_lab.cascade.record.CascadeRun`) that
-    repeat an earlier text of the run (the seed included) word for word, ignoring case and punctuation: how often
-    the model just copies its memory. NaN for a run with no steps."""
-    seen = {_norm(run.seed_event.text)}
-    copies = 0
-    for s in run.steps:
-        key = _norm(s.text)
-        copies += key in seen
-        seen.add(key)
-    return copies / len(run.steps) if run.steps else math.nan

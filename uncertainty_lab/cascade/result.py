@@ -21,7 +21,7 @@ from ..lab import LabResult
 from .config import CascadeConfig
 from .diagnostics import RunDiagnostics, curve_band, interval, trend
 from .figures import figure
-from .headlines import copy_rate
+from .memory_use import memory_use
 from .record import CascadeRun
 
 __all__ = ["CascadeExperimentResult", "CascadeResult", "RunKey"]
@@ -29,7 +29,7 @@ __all__ = ["CascadeExperimentResult", "CascadeResult", "RunKey"]
 RunKey = tuple[str, int, int]  # (selector label, k, run index)
 
 TABLE_HEAD = ["selector", "k", "runs", "mean S ± sd", "trend (mean curve; runs)", "late S ± sd", "global drift ± sd",
-              "local drift ± sd", "global > local", "S defined", "copies"]
+              "local drift ± sd", "global > local", "S defined", "memory empty", "copies", "copies of memory"]
 
 
 def _pm(mean: float, sd: float) -> str:
@@ -38,12 +38,44 @@ def _pm(mean: float, sd: float) -> str:
     return f"{mean:.3f}" + (f" ± {sd:.3f}" if math.isfinite(sd) else "")
 
 
+def _mean(values: list[float]) -> float:
+    """The mean of the finite values (NaN when none)."""
+    finite = [v for v in values if math.isfinite(v)]
+    return float(np.mean(finite)) if finite else math.nan
+
+
 def _share(x: float) -> str:
     return "–" if not math.isfinite(x) else f"{x:.0%}"
 
 
+def _beta_line(fit: Any, grid: Any) -> str:
+    """How β was chosen, or that the data do not determine it (the likelihood is flat over the grid)."""
+    if fit.beta is None:
+        return f"β undetermined on the grid {list(grid or [])} ({fit.beta_note})"
+    return f"β = {fit.beta:g} /h chosen from {list(grid or [])} by likelihood among stable fits"
+
+
+def _timing_line(fit: Any) -> str:
+    note = getattr(fit, "timing_note", "")
+    return f" (no timing information: {note})" if note else ""
+
+
+def _empty_memory_notes(rows: list[dict[str, Any]]) -> list[str]:
+    """A warning line for every condition whose memory was empty at every step (or at most of them)."""
+    out = []
+    for r in rows:
+        share = r.get("memory_empty", math.nan)
+        if math.isfinite(share) and share >= 0.5:
+            every = "every step" if share == 1 else f"{share:.0%} of the steps"
+            out.append(f"\n**Note:** selector `{r['selector']}` (k = {r['k']}) had an EMPTY memory at {every}: its "
+                       "texts were written from the node's instruction alone, so its S_t and drifts say nothing about "
+                       "its memory.")
+    return out
+
+
 def run_row(key: RunKey, run: CascadeRun, d: RunDiagnostics) -> dict[str, Any]:
-    """One run's row: its seed, file, length and summaries (mean / late S_t, trend, drifts, copies, uncertainty)."""
+    """One run's row: its seed, file, length and summaries (mean / late S_t, trend, drifts, memory empty, copies,
+    copies of memory, uncertainty)."""
     s = d.summaries
     a = s.get("alignment")
     return {
@@ -55,7 +87,7 @@ def run_row(key: RunKey, run: CascadeRun, d: RunDiagnostics) -> dict[str, Any]:
         "S_defined": (a.n / len(run)) if a and len(run) else math.nan,
         "global_drift": s["global_drift"].mean, "local_drift": s["local_drift"].mean,
         "global_late": s["global_drift"].late_mean, "local_late": s["local_drift"].late_mean,
-        "copies": copy_rate(run),
+        **memory_use(run),
         "uncertainty": float(np.nanmean(run.uncertainty)) if np.isfinite(run.uncertainty).any() else math.nan,
         "cleaned": sum(1 for st in run.steps if st.raw_text is not None),
         "path": str(run.path) if run.path else None,
@@ -81,7 +113,7 @@ def condition_row(sel: str, k: int, rr: list[dict[str, Any]], curves: list[np.nd
         "global_drift": g.mean, "global_drift_sd": g.sd, "local_drift": loc.mean, "local_drift_sd": loc.sd,
         "global_exceeds_local": sum(1 for r in rr if r["global_drift"] > r["local_drift"]),
         "S_defined": float(np.mean(defined)) if defined else math.nan,
-        "copies": float(np.nanmean([r["copies"] for r in rr])) if rr else math.nan,
+        **{name: _mean([r[name] for r in rr]) for name in ("memory_empty", "copies", "copies_memory")},
         "uncertainty": unc.mean, "uncertainty_sd": unc.sd,
     }
 
@@ -92,7 +124,8 @@ def table_line(r: dict[str, Any], sampled: bool) -> str:
     cells = [r["selector"], str(r["k"]), str(r["runs"]), _pm(r["mean_S"], r["mean_S_sd"]),
              f"{r['trend']} ({runs_tr})", _pm(r["late_S"], r["late_S_sd"]),
              _pm(r["global_drift"], r["global_drift_sd"]), _pm(r["local_drift"], r["local_drift_sd"]),
-             f"{r['global_exceeds_local']}/{r['runs']}", _share(r["S_defined"]), _share(r["copies"])]
+             f"{r['global_exceeds_local']}/{r['runs']}", _share(r["S_defined"]), _share(r["memory_empty"]),
+             _share(r["copies"]), _share(r["copies_memory"])]
     if sampled:
         cells.append(_pm(r["uncertainty"], r["uncertainty_sd"]))
     return "| " + " | ".join(cells) + " |"
@@ -139,8 +172,9 @@ class CascadeResult(LabResult):
     def rows(self) -> list[dict[str, Any]]:
         """The paper's table, one row per (selector, k): over runs, mean ± sd of mean S_t, late-stage S_t, global
         and local drift; the trend of the run-averaged S_t curve and the per-run trend labels; how many runs had
-        global > local drift; the share of steps with a defined S_t; the copy rate; the mean per-step
-        uncertainty when sampled."""
+        global > local drift; the share of steps with a defined S_t; the shares of steps with an empty memory, of
+        texts copying an earlier text and of texts copying their memory; the mean per-step uncertainty when
+        sampled."""
         per_run = self.run_rows()
         return [condition_row(sel, k, [r for r in per_run if r["selector"] == sel and r["k"] == k],
                               self.curves("alignment", sel, k)) for sel, k in self.conditions]
@@ -165,8 +199,8 @@ class CascadeResult(LabResult):
             f"new tokens{'; texts cleaned to one headline (clean_headline)' if c.clean else ''}. "
             f"{c.runs} run(s) per condition, {c.steps} steps each, run r seeded {c.seed} + r (shared by every "
             "selector and k: same event schedule, only the memory differs).",
-            f"Hawkes model: exponential kernel, β = {m.beta:g} /h chosen from {list(c.beta_grid or [])} by likelihood "
-            f"among stable fits, ρ(G) = {m.spectral_radius():.3f}; fitted on the {s.train_stream.n_events} "
+            f"Hawkes model: exponential kernel, {_beta_line(s.fit, c.beta_grid)}, ρ(G) = {m.spectral_radius():.3f}"
+            f"{_timing_line(s.fit)}; fitted on the {s.train_stream.n_events} "
             f"training events only (t ≤ {s.train_stream.end_time:.1f} h). Seed event: the last training event.",
             f"Evaluation embedder: {self.embedder_name} — a sentence encoder independent of the generator (the "
             "paper's embedder shared the generator's source, which can inflate alignment). References: the "
@@ -179,8 +213,12 @@ class CascadeResult(LabResult):
             "global drift: 1 − cos(text, seed event); local drift: 1 − cos(text, weighted centre of its memory); both "
             "range over [0, 2] (above 1: the text points away from its reference). "
             "global > local: runs whose mean global drift exceeds their mean local drift. S defined: share of "
-            "steps with a reference text in the window. copies: share of texts that repeat an earlier one word "
-            "for word.",
+            "steps with a reference text in the window. memory empty: share of steps whose selector gave the model "
+            "no memory (its text then comes from the instruction alone; a selector empty at every step measures "
+            "the prompt, not the memory). copies: share of texts that repeat an earlier text of the run word for "
+            "word; copies of memory: share that repeat a text of their own step's memory (what the prompt showed) "
+            "(uncertainty_lab.cascade.memory_use).",
+            *_empty_memory_notes(self.rows()),
             "",
             "For scale, the paper (Qwen2.5 via Ollama, GDELT Artemis II, k = 3): HawkesLLM 0.636 / increasing / "
             "0.682, chronological 0.581 / decreasing / 0.541, random 0.621 / decreasing / 0.594 (mean / trend / "
@@ -205,8 +243,16 @@ class CascadeResult(LabResult):
         """Everything ``results.json`` holds: config, model, embedder, nodes, seed event, the fit, the table, the
         run rows and every run's per-step curves, as JSON values (NaN → null)."""
         s = self.setup
+        ties = getattr(s.fit, "ties", None)
         fit = {
-            "beta": s.model.beta, "mu": s.model.mu, "alpha_source_target": s.model.alpha,
+            "beta": s.fit.beta, "beta_note": getattr(s.fit, "beta_note", ""),
+            "untimed_sources": [s.nodes[j] for j in getattr(s.fit, "untimed_sources", ())],
+            "timing_note": getattr(s.fit, "timing_note", ""),
+            "stream_ties": None if ties is None else {
+                "how": ties.how, "reason": ties.reason, "n_events": ties.n_events, "n_tied": ties.n_tied,
+                "share": ties.share, "tied_per_node": dict(zip(s.nodes, ties.tied, strict=True)),
+                "events_per_node": dict(zip(s.nodes, ties.events, strict=True))},
+            "mu": s.model.mu, "alpha_source_target": s.model.alpha,
             "rho": s.model.spectral_radius(), "log_likelihood": s.fit.log_likelihood,
             "n_events": s.fit.n_events, "train_start": s.train_stream.start_time, "train_end": s.train_stream.end_time,
             "candidates": s.fit.table.to_dicts(), "warnings": list(s.fit.warnings),

@@ -15,7 +15,8 @@ from __future__ import annotations
 import dataclasses
 import math
 import os
-from collections.abc import Callable, Sequence
+import warnings
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -24,7 +25,8 @@ import numpy as np
 
 from .. import registry
 from ..contracts.memory import CascadeError, Event, History, NodeSpec, as_node_specs, check_memory
-from ..jsonsafe import canonical
+from ..journal import JournalWriter, rewrite
+from ..jsonsafe import canonical, jsonable
 from ..llm.base import identity
 from ..llm.select import as_backend
 from ..parameters import settings
@@ -205,6 +207,7 @@ def simulate_cascade(
     *,
     sample_temperature: float = 1.0,
     postprocess: Callable[[str], str] | None = None,
+    depends: Mapping[str, Any] | None = None,
 ) -> CascadeRun:
     """Run HawkesLLM Algorithm 1 for ``steps`` = L steps from ``seed_event`` = e_0 and return a CascadeRun.
 
@@ -227,6 +230,9 @@ def simulate_cascade(
       alternative samples) before it enters the history, e.g. keeping the first line of a rambling answer
       (:func:`uncertainty_lab.cascade.headlines.clean_headline`). The step keeps the model's own text as
       ``raw_text`` when it changed; the function's name is part of the configuration.
+    - ``depends``: what the run's evaluation depends on beyond its configuration (the experiment gives the data
+      file's hash, and the hashes of the training events and the held-out references), recorded in the header
+      and checked on resume (:func:`_check_depends`).
     """
     specs = _check_model(seed_event, hawkes_model, node_specs)
     steps = _check_int(steps, "steps", 0, "pass the number of generation steps L")
@@ -240,7 +246,7 @@ def simulate_cascade(
     config = run_config(seed_event, hawkes_model, specs, selector, llm, k, seed, decoding, horizon)
     cascade = _Cascade(hawkes_model, selector, llm, k, seed, specs, decoding, horizon)
     return _run(cascade, CascadeRun(config=config, seed_event=seed_event, node_specs=specs), steps,
-                None if out is None else Path(out), resume, progress)
+                None if out is None else Path(out), resume, progress, jsonable(dict(depends)) if depends else None)
 
 
 @dataclass(frozen=True)
@@ -272,14 +278,56 @@ def _keep_old_names(config: dict[str, Any], path: Path | None, resume: bool) -> 
     return out
 
 
+def _data_changed(path: Path | None, depends: Mapping[str, Any] | None, exc: Exception) -> Exception:
+    """A refusal to resume that says the data changed, when the file's recorded data hashes differ from ``depends``
+    (its fitted model and seed event then differ too: the steps belong to the old data); else ``exc``."""
+    if path is None or not depends or not path.is_file():
+        return exc
+    old = (FORMAT.read(path).header or {}).get("depends") or {}
+    if "data" in old and old["data"] != depends.get("data"):
+        return CascadeResumeError(
+            f"cannot resume {path}: the data changed since it was made ({old['data']} then, {depends.get('data')} "
+            "now), so its fitted model and seed event differ and its steps belong to the old data; set overwrite = "
+            "true (or choose another out_dir) to run it afresh")
+    return exc
+
+
+def _check_depends(path: Path, journal: Any, depends: Mapping[str, Any] | None, writer: Any) -> Any:
+    """A resumed file (same configuration: the fit and the seed event match) whose recorded ``depends`` differ:
+    the held-out references changed (the diagnostics are computed from the current ones when the result is
+    collected; no model is asked) or the file predates the hashes (it cannot be checked beyond its configuration).
+    Either is said in one warning line and the header is rewritten with the current hashes. Returns the writer."""
+    old = (journal.header or {}).get("depends")
+    if not depends or old == depends:
+        return writer
+    from ..provenance import StaleResultWarning
+
+    if old is None:
+        why = "it predates the recorded data hashes, so only its configuration (fit, seed event) could be checked"
+    else:
+        changed = ", ".join(k for k in sorted(set(old) | set(depends)) if old.get(k) != depends.get(k))
+        why = (f"its {changed} changed; the diagnostics are computed from the current held-out references, no "
+               "model was asked")
+    warnings.warn(f"{path}: {why}; recording the current hashes", StaleResultWarning, stacklevel=4)
+    writer.close()
+    rewrite(path, [{**journal.header, "depends": dict(depends)}, *journal.body,
+                   *([journal.end] if journal.end is not None else [])])
+    return JournalWriter(path, "a")
+
+
 def _run(cascade: _Cascade, run: CascadeRun, steps: int, path: Path | None, resume: bool,
-         progress: bool) -> CascadeRun:
+         progress: bool, depends: Mapping[str, Any] | None = None) -> CascadeRun:
     """Start or continue the run file at ``path`` and generate the steps it lacks."""
     run.config = _keep_old_names(run.config, path, resume)
     run.path = path
-    journal, writer = FORMAT.open(path, run.config, resume=resume, steps=steps)
+    header = {"steps": steps, **({"depends": dict(depends)} if depends else {})}
+    try:
+        journal, writer = FORMAT.open(path, run.config, resume=resume, **header)
+    except CascadeResumeError as exc:
+        raise _data_changed(path, depends, exc) from None
     try:
         if journal is not None:
+            writer = _check_depends(path, journal, depends, writer)
             done = CascadeRun.from_journal(journal)
             if len(done.steps) > steps:
                 raise CascadeResumeError(

@@ -77,7 +77,7 @@ __all__ = [
 
 def build_parser(lab_help: str | None = None) -> argparse.ArgumentParser:
     """The parser; ``lab_help`` names the lab command whose ``run --help`` lists its settings."""
-    parser = argparse.ArgumentParser(prog="uncertainty-lab", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="uncertainty-lab", description=run.plain(__doc__.splitlines()[0]))
     parser.add_argument("--version", action="version", version=f"uncertainty-lab {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for command in (plugins, doctor, cache, lab, audit):

@@ -14,6 +14,8 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
+from .run import plain
+
 #: the strata ``--by`` offers (:data:`uncertainty_lab.orchestration.hand_labels.STRATA`, spelt here so that building
 #: the command line imports no lab)
 BY = ("label", "category", "source")
@@ -146,8 +148,8 @@ def add_parser(sub) -> None:
     """The command's arguments on the top-level subparsers."""
     p = sub.add_parser("audit", help="hand-label a sample of an orchestration run's answers; grader agreement and "
                                      "the accuracy corrected for grader error",
-                       description=__doc__.split("\n\n")[0])
-    p.add_argument("out_dir", metavar="OUT_DIR", help="the out_dir of `uncertainty-lab orchestrate run`")
+                       description=plain(__doc__.split("\n\n")[0]))
+    p.add_argument("out_dir", metavar="OUT_DIR", help="the out_dir of 'uncertainty-lab orchestrate run'")
     p.add_argument("--sample", type=_at_least(1), default=40, metavar="N",
                    help="how many distinct answers to sample (default 40; a larger N with the same seed keeps the "
                         "smaller sample)")

@@ -6,6 +6,7 @@ import argparse
 import dataclasses
 import importlib
 import importlib.metadata
+import os
 import re
 import sys
 from pathlib import Path
@@ -122,8 +123,24 @@ def run_experiment_command(args) -> int:
         print(f"error: {where}{exc}", file=sys.stderr)
         return 2 if _caused_by_plugin(exc) else 1
     print(result.report())
-    print("\nwrote: " + ", ".join(str(p) for p in result.written()))
+    print("\n" + wrote(result.written()))
     return 0
+
+
+def plain(text: str) -> str:
+    """A docstring's text as a terminal shows it: no reStructuredText roles (``:func:``) or backticks."""
+    return re.sub(r":\w+:`([^`]*)`", r"\1", text).replace("``", "").replace("`", "")
+
+
+def wrote(paths: list[Path]) -> str:
+    """What a run wrote, a line per output and one line for its run files (a search run has hundreds)."""
+    journals = [Path(p) for p in paths if str(p).endswith(".jsonl")]
+    lines = ["wrote:"] + [f"  {p}" for p in paths if not str(p).endswith(".jsonl")]
+    if journals:
+        common = Path(os.path.commonpath([str(p.parent) for p in journals]))
+        lines.append(f"  {len(journals)} run file{'s' if len(journals) != 1 else ''} under {common}"
+                     if len(journals) > 3 else "\n".join(f"  {p}" for p in journals))
+    return "\n".join(lines)
 
 
 def add_parser(sub, name: str, help: str, epilog: bool) -> None:

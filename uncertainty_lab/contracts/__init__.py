@@ -1,4 +1,4 @@
-"""The plugin contracts: for each of the six kinds, the methods a plugin must define and the types it exchanges.
+"""The plugin contracts: for each of the seven kinds, the methods a plugin must define and the types it exchanges.
 
 | kind | a plugin defines | it exchanges | optional base class |
 |---|---|---|---|
@@ -8,6 +8,7 @@
 | ``stopping_gates`` | ``reset()``, ``update(step)`` | a search step → :class:`GateDecision` | :class:`StoppingGate` |
 | ``llm_backends`` | ``complete(messages, n, ...)`` | messages → [:class:`Completion`] | :class:`LLMBackend` |
 | ``equivalence_judges`` | ``equivalent(a, b, question)`` | two texts → bool / :class:`Judgement` | :class:`EquivalenceJudge` |
+| ``graders`` | ``grade(answer, correct, incorrect=(), question=None)`` | an answer and its references → :class:`Correctness` | :class:`Grader` |
 
 The registry checks :data:`PROTOCOLS` when a plugin loads. Every name above is importable from here, so a
 plugin distribution imports only the core: ``from uncertainty_lab.contracts import Metric, MetricResult``.
@@ -31,6 +32,7 @@ PROTOCOLS: dict[str, tuple[str, ...]] = {
     "stopping_gates": ("reset", "update"),
     "llm_backends": ("complete",),
     "equivalence_judges": ("equivalent",),
+    "graders": ("grade",),
 }
 
 _ELSEWHERE = {
@@ -43,6 +45,8 @@ _ELSEWHERE = {
     "LLMBackend": "uncertainty_lab.llm.base",
     "Completion": "uncertainty_lab.llm.base",
     "HawkesError": "uncertainty_lab.hawkes.errors",
+    "Grader": "uncertainty_lab.semantic.grades",
+    "Correctness": "uncertainty_lab.semantic.grades",
 }
 
 __all__ = [

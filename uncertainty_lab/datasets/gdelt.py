@@ -24,7 +24,14 @@ from uncertainty_lab.datasets.gdelt_report import GdeltEvents, GdeltReport
 from uncertainty_lab.datasets.news import NewsEvent
 from uncertainty_lab.datasets.subset import check_subset, take
 from uncertainty_lab.datasets.ties import TIES, break_ties
-from uncertainty_lab.datasets.urls import clean_text, normalise_domain, normalise_title, normalise_url, title_from_url
+from uncertainty_lab.datasets.urls import (
+    clean_text,
+    is_listing_url,
+    normalise_domain,
+    normalise_title,
+    normalise_url,
+    title_from_url,
+)
 from uncertainty_lab.untrusted import check_path
 
 __all__ = ["EVENTS_COLUMNS", "GKG_COLUMNS", "load_gdelt"]
@@ -110,7 +117,10 @@ def load_gdelt(
     ``SOURCEURL``, domain from the URL). ``gkg``: GKG file(s) of the same period, whose page titles become the
     headlines of the rows with the same URL (an Events export has no titles). Without a page title the headline
     comes from the URL slug when it is words (:func:`~uncertainty_lab.datasets.urls.title_from_url`), else it is
-    empty (counted in ``.report.n_untitled``): an article id is never a headline nor a de-duplication key.
+    empty (counted in ``.report.n_untitled``): an article id is never a headline nor a de-duplication key. A tag,
+    category, topic or index page (:func:`~uncertainty_lab.datasets.urls.is_listing_url`) has no headline either,
+    whatever its page title (counted in ``.report.n_listing``). An event without a headline is kept for the
+    timing and is no reference text.
 
     ``domain_to_node`` maps source domains (or URLs) to node names; a subdomain matches its parent, the most
     specific key winning; other rows are counted in ``.report.unmapped`` (and warned about with ``warn=True``).
@@ -350,7 +360,10 @@ def _titled(rows: list[_Row], titles: dict[str, str], words, report: GdeltReport
     kept = []
     for row in rows:
         row.title, row.extras = _page_title(row.extras), ""
-        if not row.title and row.key in titles:
+        if is_listing_url(row.url):  # a tag / category / topic / index page: its title names a list, no headline
+            row.title = ""
+            report.n_listing += 1
+        elif not row.title and row.key in titles:
             row.title = titles[row.key]
             report.n_titles_from_gkg += 1
         if not row.title:
@@ -389,6 +402,9 @@ def _timed_events(rows: list[_Row], bin_hours, ties: str, window: float, report:
     timed, report.ties_report = break_ties(list(zip(hours, rows, strict=True)), ties, window, node=lambda r: r.node,
                                            order=lambda r: (r.when, r.node, r.key, r.file_no, r.line))
     report.n_ties = report.ties_report.n_moved + report.ties_report.n_dropped
+    if ties == "merge":
+        size = Counter((r.node, h) for h, r in zip(hours, rows, strict=True))
+        report.tie_counts = {r.id: size[(r.node, h)] for h, r in timed if size[(r.node, h)] > 1}
     return [NewsEvent(id=r.id, time_h=h, timestamp=_iso(r.when), node=r.node, source=r.domain, headline=r.title,
                       url=r.url) for h, r in timed]
 

@@ -22,8 +22,10 @@ class GdeltReport:
     same URL or the same normalised title as an earlier row; ``n_off_topic`` rows matched no ``keywords``;
     ``n_ties`` events were moved (``ties="spread"``) or dropped (``"merge"``) because their node already had
     an event at that time, and ``ties_report`` says how many were tied and how far times moved;
-    ``n_untitled`` kept events have no headline (no page title, and a URL slug that is an id, not words);
-    ``n_not_sampled`` events were left out by ``sample`` / ``limit``. ``t0`` is the wall-clock time of hour 0
+    ``n_untitled`` kept events have no headline (no page title, and a URL slug that is an id, not words; or a
+    tag / category / topic / index page, ``n_listing`` of the rows read);
+    ``n_not_sampled`` events were left out by ``sample`` / ``limit``; ``tie_counts`` maps the id of an event a
+    merge kept to the number of tied events it stands for (so a Hawkes stream can still count them per node). ``t0`` is the wall-clock time of hour 0
     (the first kept event).
     """
 
@@ -41,8 +43,10 @@ class GdeltReport:
     ties_report: TieReport = field(default_factory=TieReport)
     bin_hours: float | None = None
     n_untitled: int = 0
+    n_listing: int = 0
     n_titles_from_gkg: int = 0
     n_not_sampled: int = 0
+    tie_counts: dict[str, int] = field(default_factory=dict)
     n_kept: int = 0
     per_node: dict[str, int] = field(default_factory=dict)
     t0: str | None = None
@@ -56,7 +60,8 @@ class GdeltReport:
             f"  duplicates dropped: {self.n_duplicates}; off-topic: {self.n_off_topic}; malformed skipped: "
             f"{self.n_malformed}; left out by sample/limit: {self.n_not_sampled}",
             f"  ties at a node: {self.ties_report.summary()}; bin_hours: {self.bin_hours}",
-            f"  headlines: {self.n_titles_from_gkg} from GKG page titles, {self.n_untitled} events without one",
+            f"  headlines: {self.n_titles_from_gkg} from GKG page titles, {self.n_untitled} events without one "
+            f"(tag / category / topic / index pages, no headline: {self.n_listing} rows)",
             f"  per node: {self.per_node}; hour 0 = {self.t0}",
         ]
         return "\n".join(lines)

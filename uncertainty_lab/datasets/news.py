@@ -223,6 +223,7 @@ def news_event_stream(
     end_time: float | None = None,
     start_time: float = 0.0,
     ties: str = "error",
+    tie_report: Any = None,
 ):
     """A Hawkes :class:`~uncertainty_lab.hawkes.EventStream` of the events' (``time_h``, ``node``), in hours.
 
@@ -230,9 +231,19 @@ def news_event_stream(
     node keeps its id even when it has no events. ``end_time`` defaults to the last event time (pass the true
     window end, e.g. 263 for the whole shipped cascade, when you know it); ``start_time`` is for a later window
     such as the held-out test events. ``ties`` is passed to :meth:`EventStream.from_arrays`.
+
+    The stream's :attr:`~uncertainty_lab.hawkes.EventStream.ties` knows the ties a loader handled before: events
+    of one node with the same source ``timestamp`` (GDELT's 15-minute stamp) are one tie, whose time before the
+    loader spread it is the earliest ``time_h`` of the group. ``tie_report`` (the loader's report,
+    ``load_gdelt(...).report``, or its :class:`~uncertainty_lab.datasets.ties.TieReport`) says how they were
+    handled (default: the ``.report`` of a ``load_gdelt`` result); after a merge the report's ``tie_counts``
+    (event id → events it stands for) restores the counts. Without a report no tie record is made.
+    (Timestamps binned together by ``bin_hours`` but different are not counted as one tie here.)
     """
     from uncertainty_lab.hawkes import EventStream
 
+    if tie_report is None:  # a load_gdelt result carries its report
+        tie_report = getattr(events, "report", None)
     events = list(events)
     names = tuple(node_names)
     index = {name: k for k, name in enumerate(names)}
@@ -245,5 +256,29 @@ def news_event_stream(
     nodes = [index[e.node] for e in events]
     if end_time is None:
         end_time = times[-1] if times else float(start_time)
-    return EventStream.from_arrays(times, nodes, n_nodes=len(names), end_time=end_time, start_time=start_time,
-                                   node_names=names, ties=ties)
+    handled = _loader_ties(events, tie_report)
+    if handled is None:
+        return EventStream.from_arrays(times, nodes, n_nodes=len(names), end_time=end_time, start_time=start_time,
+                                       node_names=names, ties=ties)
+    return EventStream(times, nodes, len(names), end_time, start_time=start_time, node_names=names, **handled)
+
+
+def _loader_ties(events: list[NewsEvent], report: Any) -> dict[str, Any] | None:
+    """The tie record of events whose ties a loader handled (time-sorted; ``report`` says it spread or merged
+    them): each event's tie time (the earliest ``time_h`` of its node-and-timestamp group), its tie count, how and
+    why; None without such a report or when nothing tied."""
+    how = getattr(getattr(report, "ties_report", report), "how", None)
+    if how not in ("spread", "merge"):  # no loader says it handled ties: a shared timestamp proves nothing
+        return None
+    first: dict[tuple[str, str], float] = {}
+    for e in events:
+        first.setdefault((e.node, e.timestamp), e.time_h)
+    tie_times = [first[(e.node, e.timestamp)] for e in events]
+    merged = getattr(report, "tie_counts", None) or {}
+    tie_counts = [int(merged.get(e.id, 1)) for e in events]
+    moved = any(t != e.time_h for t, e in zip(tie_times, events, strict=True))
+    if not moved and max(tie_counts, default=1) == 1:
+        return None
+    reason = (f"by the loader (ties={how!r}): one node's events shared a source timestamp (GDELT stamps every row of "
+              "a 15-minute export with one time)")
+    return {"tie_times": tie_times, "tie_counts": tie_counts, "tie_how": how, "tie_reason": reason}

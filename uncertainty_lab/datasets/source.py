@@ -20,11 +20,11 @@ from typing import Any
 from uncertainty_lab.datasets.loaders import LOADERS, load
 from uncertainty_lab.datasets.subset import check_subset
 
-__all__ = ["KINDS", "data_spec", "deprecated_data", "describe_data", "load_data"]
+__all__ = ["KINDS", "data_provenance", "data_spec", "deprecated_data", "describe_data", "load_data"]
 
 #: kind of data → the loaders that give it (the first is the shipped default): what each lab may name
 KINDS: dict[str, tuple[str, ...]] = {
-    "search": ("shipped_search", "musique", "hotpotqa"),  # (documents, questions)
+    "search": ("shipped_search", "musique", "hotpotqa", "world"),  # (documents, questions)
     "news": ("shipped_news", "gdelt"),  # NewsEvents in time order
     "qa": ("shipped_qa", "truthfulqa", "strategyqa", "gsm8k", "hotpotqa", "musique"),  # QAItems (multi-hop: closed book)
 }
@@ -100,6 +100,15 @@ def load_data(spec: Any, *, kind: str, setting: str = "data", error: type[Except
         return load(spec["loader"], spec.get("path"), **options)
     except (OSError, ValueError, TypeError) as exc:
         raise error(f"{setting} = {describe_data(spec)}: {exc}") from exc
+
+
+def data_provenance(spec: Mapping[str, Any] | None) -> dict[str, Any]:
+    """What a run's data came from, for its journals: ``{"loader", "files": {path: content hash}}``
+    (:func:`uncertainty_lab.provenance.data_files`; the package's own data: no files, its items' hashes say it)."""
+    from ..provenance import data_files
+
+    spec = dict(spec or {})
+    return {"loader": spec.get("loader"), "files": data_files(spec.get("path"))}
 
 
 def describe_data(spec: Mapping[str, Any]) -> str:

@@ -1,6 +1,7 @@
 """The identity of a news article for de-duplication: normalised domains, URLs and headlines, and a headline read
 from a URL's slug only when the slug is made of words (never from an article id such as ``ar-BBxxxx``,
-``idUSKBN…`` or ``articleshow/123.cms``).
+``idUSKBN…``, ``articleshow/123.cms``, a UUID or a code like ``rtr102319``, nor from a tag, category, topic or
+index page), keeping the numbers between its words (``sell-for-5-million`` → ``sell for 5 million``).
 """
 
 from __future__ import annotations
@@ -10,7 +11,8 @@ import re
 import unicodedata
 from urllib.parse import SplitResult, parse_qsl, unquote, urlencode, urlsplit
 
-__all__ = ["clean_text", "is_id_like", "normalise_domain", "normalise_title", "normalise_url", "title_from_url"]
+__all__ = ["clean_text", "is_id_like", "is_listing_url", "normalise_domain", "normalise_title", "normalise_url",
+           "title_from_url"]
 
 _SLUG_EXT_RE = re.compile(r"\.(s?html?|php\d?|aspx?|jsp|cms|ece|story|amp)$", re.I)
 #: Path segments that name a page kind or a section, never the article.
@@ -20,6 +22,17 @@ _SLUG_SKIP = frozenset({
 })
 #: Whole segments that are ids of known sites: MSN (``ar-``/``vi-``/``gm-``… + code), Reuters (``id`` + code).
 _ID_SEGMENT_RE = re.compile(r"^(?:(?:ar|vi|gm|ss|cm|bb|ba|sp)-[A-Za-z0-9]{5,}|id[A-Z0-9]{6,})$")
+#: Path segments naming a list of articles (a tag, category, topic, section, author or search page).
+_LISTING = frozenset({
+    "tag", "tags", "category", "categories", "topic", "topics", "section", "sections", "author", "authors",
+    "search", "keyword", "keywords", "subject", "subjects", "label", "labels", "feed", "rss",
+})
+#: First slug tokens that make the slug a listing's name (``index-id-news-sc-africa-byo``, ``tag-artemis``).
+_LISTING_LEAD = frozenset({"index", "tag", "tags", "category", "topic", "topics", "section"})
+_UUID_RE = re.compile(r"[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12}", re.I)
+_HEX_WORD_RE = re.compile(r"[a-f]{8,}", re.I)
+_UNIT_RE = re.compile(r"\d{1,4}(?:st|nd|rd|th|s|m|k|bn|g|gb|tb|mw|gw|kw|kg|km|mph|am|pm|x|d|ft|mm|cm)", re.I)
+_NAMED_NUMBER_RE = re.compile(r"[a-z]{2,8}\d{1,2}|[a-z]\d{1,2}", re.I)
 _LOCALE_RE = re.compile(r"^[a-z]{2}(?:[-_][a-z]{2})?$", re.I)
 _SUFFIX_SPLIT_RE = re.compile(r"\s+[|\-\u2013\u2014:]\s+")
 _TRACKING_PARAMS = ("utm_", "fbclid", "gclid", "ocid", "cmpid")
@@ -87,22 +100,59 @@ def is_id_like(token: str) -> bool:
     )
 
 
+def _token_kind(token: str) -> str:
+    """``"word"`` (letters; or letters with a short number: ``covid19``, ``g7``; or a number with a unit or ordinal:
+    ``5g``, ``100m``, ``21st``), ``"number"`` (up to 4 digits), else ``"id"`` (a code: :func:`is_id_like`, a long
+    number, or letters and digits mixed otherwise: ``rtr102319``, ``5c5d``, ``11e9``)."""
+    if token.isdigit():
+        return "number" if len(token) <= 4 else "id"
+    if token.isalpha():
+        return "id" if is_id_like(token) or _HEX_WORD_RE.fullmatch(token) else "word"
+    if _UNIT_RE.fullmatch(token) or _NAMED_NUMBER_RE.fullmatch(token):
+        return "word"
+    return "id"
+
+
+def is_listing_url(url: str) -> bool:
+    """True for a tag, category, topic, section, author or search page (a path segment names one: ``/tag/…``,
+    ``/category/…``, ``/topics/…``), or an index page whose slug starts with ``index`` (``index-id-news-…``):
+    a list of articles, whose name is no headline."""
+    for seg in (s for s in _split(str(url).strip()).path.split("/") if s):
+        seg = _SLUG_EXT_RE.sub("", unquote(seg)).lower()
+        if seg in _LISTING or re.split(r"[-_+.\s]+", seg)[0] in _LISTING_LEAD and "-" in seg:
+            return True
+    return False
+
+
 def title_from_url(url: str) -> str:
     """A readable headline from a URL's slug: ``…/2031/09/02/crew-lifts-off-toward-moon-1234567.html`` →
-    ``'Crew lifts off toward moon'``; ``''`` when no segment has words.
+    ``'Crew lifts off toward moon'``, ``…/homes-sell-for-5-million`` → ``'Homes sell for 5 million'``; ``''``
+    when the URL has no slug of words.
 
-    Segments are tried from the last one back; a segment counts when, with its id-like tokens dropped
-    (:func:`is_id_like`), at least two words remain and one has four letters or more. Page kinds and sections
-    (``articleshow``, ``news``…), locales (``en-us``) and whole-segment ids of known sites (``ar-…``, ``id…``)
-    are skipped, so ``…/crew-returns/articleshow/123.cms`` gives ``'Crew returns'`` and an id-only URL gives ``''``.
+    Segments are tried from the last one back. UUIDs are removed first; then tokens that are codes are dropped
+    (:func:`_token_kind`: ``5c5d``, ``11e9``, ``rtr102319``, long numbers), and numbers are kept only between two
+    words (a leading date or a trailing id is not part of the headline). A segment counts when at least two
+    words remain that are not page kinds (``article``, ``news``…) and one has four letters or more. Page kinds and
+    sections (``articleshow``, ``news``…), locales (``en-us``) and whole-segment ids of known sites (``ar-…``,
+    ``id…``) are skipped, and a listing page (:func:`is_listing_url`: ``/tag/…``, ``/category/…``, ``/topics/…``,
+    ``index-…``) gives ``''``: so ``…/crew-returns/articleshow/123.cms`` gives ``'Crew returns'`` and an id-only
+    URL gives ``''``.
     """
+    if is_listing_url(url):
+        return ""
     path = _split(str(url).strip()).path
     for seg in reversed([s for s in path.split("/") if s]):
         seg = _SLUG_EXT_RE.sub("", unquote(seg))
         if seg.lower() in _SLUG_SKIP or _ID_SEGMENT_RE.fullmatch(seg) or _LOCALE_RE.fullmatch(seg):
             continue
-        words = [t for t in re.split(r"[-_+.\s]+", seg) if t and not is_id_like(t)]
-        if len(words) >= 2 and any(len(w) >= 4 for w in words):
+        tokens = [t for t in re.split(r"[-_+.\s]+", _UUID_RE.sub(" ", seg)) if t]
+        kinds = [_token_kind(t) for t in tokens]
+        kept = [t for t, k in zip(tokens, kinds, strict=True) if k != "id"]
+        kept_kinds = [k for k in kinds if k != "id"]
+        words = [t for i, t in enumerate(kept) if kept_kinds[i] == "word" or (
+            0 < i < len(kept) - 1 and kept_kinds[i - 1] == "word" and kept_kinds[i + 1] == "word")]
+        real = [w for w in words if w.isalpha() and w.lower() not in _SLUG_SKIP]
+        if len(real) >= 2 and any(len(w) >= 4 for w in real):
             text = " ".join(words)
             return text[:1].upper() + text[1:]
     return ""

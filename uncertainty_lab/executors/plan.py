@@ -122,20 +122,26 @@ class Plan:
     def _serial(self, experiment: Any, config: Any, context: Any, units: Sequence[Any],
                 on_done: Callable[[Any, Any, Any], None]) -> dict[tuple, Any]:
         """The units one after another in this process (stage by stage), each journal streamed as it runs."""
+        from ..llm import LLMError
         from ..llm.pool import serve
         from .remote import stages
-        from .task import Outcome
+        from .task import Outcome, UnitFailed, unit_failed
 
         index = {unit.key: i for i, unit in enumerate(units)}
         records: dict[tuple, Any] = {}
         for unit in [u for stage in stages(units) for u in stage]:
             start = time.perf_counter()
-            if self.pool is None:
-                records[unit.key] = experiment.run_unit(unit, config, context)
-            else:
-                records[unit.key], served = serve(lambda u=unit: experiment.run_unit(u, config, context),
-                                                  self.pool.order(index[unit.key]))
-                self.pool.record(unit.label, served)
+            try:
+                if self.pool is None:
+                    records[unit.key] = experiment.run_unit(unit, config, context)
+                else:
+                    records[unit.key], served = serve(lambda u=unit: experiment.run_unit(u, config, context),
+                                                      self.pool.order(index[unit.key]))
+                    self.pool.record(unit.label, served)
+            except UnitFailed:
+                raise
+            except LLMError as exc:
+                raise unit_failed(unit.label, unit.path, f"{type(exc).__name__}: {exc}") from exc
             on_done(unit, records[unit.key], Outcome(unit.key, b"", [], seconds=time.perf_counter() - start))
         return {unit.key: records[unit.key] for unit in units}
 

@@ -1,8 +1,10 @@
 """The main process's side of a run on worker processes or a cluster: it sends each unit as a :class:`~.task.Task`
 and, as each :class:`~.task.Outcome` comes back, is the one writer of the run: it writes the unit's journal
-(whole, atomically: a temporary file renamed into place), merges the worker's new completions into its cache, and
+(whole, atomically: a temporary file renamed into place — also the part a unit that failed had finished), merges the worker's new completions into its cache, and
 loads the unit's record with the lab's own ``run_unit`` on the now finished journal (which returns at once, no
-model asked), so the records are built by the same code as in a serial run.
+model asked), so the records are built by the same code as in a serial run. A unit that failed with a model error
+is reported (:class:`~.task.UnitFailed`, naming it, its error and its worker) once the other units of its stage are
+in and journalled.
 
 A unit's journal so far travels with it, so a sweep interrupted under one executor resumes under another.
 """
@@ -19,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from .shipping import merge_rows, take_snapshot
-from .task import Outcome, Task
+from .task import Outcome, Task, unit_failed
 
 __all__ = ["RUN_ONLY_FOR_WORKERS", "run_remote", "stages", "worker_config", "write_atomic"]
 
@@ -111,14 +113,23 @@ def run_remote(experiment: Any, config: Any, context: Any, units: Sequence[Any],
             by_key = {unit.key: unit for unit in stage}
             tasks = [_task(experiment, config, wconfig, key, unit, index[unit.key],
                            pool.order(index[unit.key]) if pool is not None else (), snapshot.id) for unit in stage]
+            failures = []
             for outcome in executor.run(tasks, shared):
                 unit = by_key[outcome.key]
-                write_atomic(Path(unit.path), outcome.journal)
+                if outcome.journal:
+                    write_atomic(Path(unit.path), outcome.journal)
                 merge_rows(outcome.rows)
+                if outcome.error is not None:  # kept what it finished; reported once the stage's others are in
+                    failures.append(unit_failed(unit.label, unit.path, outcome.error, outcome.worker))
+                    continue
                 if pool is not None and outcome.host is not None:
                     from ..llm.pool import Served
 
                     pool.record(unit.label, Served(outcome.host, outcome.failed, outcome.seconds))
                 records[unit.key] = experiment.run_unit(unit, load, context)
                 on_done(unit, records[unit.key], outcome)
+            if failures:
+                if len(failures) > 1:
+                    raise type(failures[0])(f"{len(failures)} units failed; the first: {failures[0]}") from None
+                raise failures[0]
     return {unit.key: records[unit.key] for unit in units}

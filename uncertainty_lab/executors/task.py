@@ -24,9 +24,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..llm.errors import LLMError
 from .shipping import rows_after, use_worker_cache
 
-__all__ = ["Outcome", "Task", "run_task"]
+__all__ = ["Outcome", "Task", "UnitFailed", "run_task", "unit_failed"]
 
 #: contexts a worker process keeps (a long-lived dask worker serves many runs)
 KEEP_CONTEXTS = 4
@@ -54,7 +55,8 @@ class Task:
 @dataclass
 class Outcome:
     """A finished unit: its ``key``, the ``journal`` bytes, the cache ``rows`` added, the ``host`` that served it
-    and the hosts that ``failed`` on the way (a pool), the ``seconds`` it took and the ``worker`` (host:pid)."""
+    and the hosts that ``failed`` on the way (a pool), the ``seconds`` it took and the ``worker`` (host:pid); ``error``:
+    the unit failed with a model error (after its retries), ``journal`` then holds what it finished before."""
 
     key: Any
     journal: bytes
@@ -63,6 +65,19 @@ class Outcome:
     failed: list[tuple[str, str]] = field(default_factory=list)
     seconds: float = 0.0
     worker: str = ""
+    error: str | None = None
+
+
+class UnitFailed(LLMError):
+    """A unit's model calls failed (after their retries): the run stops with the unit, the error and the host named;
+    the unit's journal keeps what finished before, and a rerun redoes the rest."""
+
+
+def unit_failed(label: str, path: Any, error: str, where: str = "") -> UnitFailed:
+    """The error for unit ``label`` (journal ``path``) that failed with ``error`` (``where``: the worker)."""
+    kept = f"Its journal {path} keeps what finished before it" if path is not None else "nothing was journalled"
+    return UnitFailed(f"unit {label!r} failed{f' on {where}' if where else ''}: {error}. {kept}; rerun the same "
+                      "command to redo the unfinished part once the model server answers")
 
 
 _contexts: OrderedDict[tuple, Any] = OrderedDict()
@@ -134,10 +149,14 @@ def run_task(task: Task, snapshot: str | os.PathLike | bytes | None = None) -> O
             _write(path, task.journal)
         config = copy.copy(task.config)
         config.out_dir = str(root)
-        host, failed = _run(task, dataclasses.replace(task.unit, path=path), config, context)
-        journal = path.read_bytes()
+        error = None
+        try:
+            host, failed = _run(task, dataclasses.replace(task.unit, path=path), config, context)
+        except LLMError as exc:  # reported to the main process with the journal so far, never swallowed
+            host, failed, error = None, [], f"{type(exc).__name__}: {exc}"
+        journal = path.read_bytes() if path.is_file() else b""
     finally:
         for file in files:
             file.unlink(missing_ok=True)
     return Outcome(task.unit.key, journal, rows_after(mark), host, failed, time.perf_counter() - start,
-                   f"{socket.gethostname()}:{os.getpid()}")
+                   f"{socket.gethostname()}:{os.getpid()}", error)

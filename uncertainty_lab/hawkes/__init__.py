@@ -25,6 +25,7 @@ from .fit import Candidate, FitResult, StdErr, fit_hawkes
 from .kernels import ExponentialKernel, PowerLawKernel, SumOfExponentialsKernel, as_kernel, sample_delays
 from .model import HawkesModel
 from .simulate import simulate
+from .ties import StreamTies
 
 __all__ = [
     "Candidate",
@@ -37,6 +38,7 @@ __all__ = [
     "KSResult",
     "PowerLawKernel",
     "StdErr",
+    "StreamTies",
     "SumOfExponentialsKernel",
     "Table",
     "UnstableFitError",

@@ -27,9 +27,11 @@ from ..table import Table
 from .errors import HawkesError, UnstableFitError
 from .events import EventStream
 from .excitation import design_matrices, total_integrals
+from .fitreport import beta_undetermined, candidate_table
 from .kernels import ExponentialKernel, as_kernel
 from .memory import memory_warning
 from .model import HawkesModel
+from .ties import StreamTies, tie_warning, timing_note
 from .tiescale import tie_scale_warning
 
 __all__ = ["Candidate", "FitResult", "StdErr", "fit_hawkes"]
@@ -73,7 +75,11 @@ class Candidate:
 @dataclass
 class FitResult:
     """What :func:`fit_hawkes` returns: the chosen ``model``, its training ``log_likelihood``, the per-candidate
-    ``table`` (beta, loglik, rho, stable, converged, …), ``stderr`` and ``converged`` for the chosen fit."""
+    ``table`` (beta, loglik, rho, stable, converged, …), ``stderr`` and ``converged`` for the chosen fit.
+
+    ``ties`` is the stream's tie report; ``untimed_sources`` the nodes whose events all tie (no inter-event time
+    in the data), whose α as sources is 0 by construction, with ``timing_note`` saying so; ``beta_note`` is
+    non-empty when β is undetermined (then :attr:`beta` is None)."""
 
     model: HawkesModel
     log_likelihood: float
@@ -88,11 +94,21 @@ class FitResult:
     seconds: float
     validation_log_likelihood: float = float("nan")
     warnings: list[str] = field(default_factory=list)
+    ties: StreamTies | None = None
+    untimed_sources: tuple[int, ...] = ()
+    timing_note: str = ""
+    beta_note: str = ""
 
     @property
     def beta(self) -> float | None:
-        """The chosen decay β (exponential kernel), else None."""
-        return self.model.beta
+        """The chosen decay β (exponential kernel); None for another kernel, and None when the data do not
+        determine it (``beta_note`` says why; ``model`` then keeps a grid value, which with α = 0 changes nothing)."""
+        return None if self.beta_note else self.model.beta
+
+    @property
+    def beta_determined(self) -> bool:
+        """False when the log-likelihood is the same at every β of the grid (see ``beta_note``)."""
+        return not self.beta_note
 
     @property
     def mu(self) -> np.ndarray:
@@ -109,7 +125,9 @@ class FitResult:
         head = "".join(f"WARNING: {w}\n" for w in self.warnings) + (
             f"FitResult: {m.kernel!r}, chosen from {len(self.candidates)} candidate(s) by {self.selected_by} "
             f"among stable fits\n"
-            f"  log-likelihood {self.log_likelihood:.6g} on {self.n_events} events"
+            + (f"  NOTE: {self.beta_note}\n" if self.beta_note else "")
+            + (f"  no timing information: {self.timing_note}\n" if self.timing_note else "")
+            + f"  log-likelihood {self.log_likelihood:.6g} on {self.n_events} events"
             + (f", held-out {self.validation_log_likelihood:.6g}" if not math.isnan(self.validation_log_likelihood) else "")
             + f"; ρ(G) = {rho:.4g}; converged: {'yes' if self.converged else 'NO'}; penalty {self.penalty}"
             + (f" (η = {self.eta:g})" if self.penalty != "none" else "")
@@ -285,12 +303,14 @@ def _candidates(kernel: Any, beta: Any, beta_grid: Any, kernel_params: dict, str
     return [as_kernel(kernel, **kernel_params)]
 
 
-def _fit_one(kern, stream, penalty, eta, maxiter, gtol):
+def _fit_one(kern, stream, penalty, eta, maxiter, gtol, untimed=()):
     """One candidate kernel: per target, build its design matrix, solve, keep θ̂ and its standard errors, and free
-    the matrix before the next target (no per-event array outlives its target, nor any candidate its fit)."""
+    the matrix before the next target (no per-event array outlives its target, nor any candidate its fit).
+    The ``untimed`` sources get no α column (α_{j,·} = 0): their gaps are not in the data."""
     n = stream.n_nodes
     times, nodes = stream.times, stream.nodes
     totals = total_integrals(kern, times, nodes, n, stream.end_time)
+    totals[list(untimed)] = 0.0
     c = np.concatenate([[stream.duration], totals])
     cols = np.flatnonzero(c > 0)
     designs = design_matrices(kern, times, nodes, n, cols[1:] - 1)
@@ -382,33 +402,6 @@ def _validation_history(stream: EventStream, validation: Any) -> EventStream | N
     return stream
 
 
-def _candidate_table(candidates: list[Candidate], best: Candidate | None, penalty: str, eta: float, *,
-                     validated: bool) -> Table:
-    """One row per candidate: its β (or kernel), log-likelihoods, ρ(G), stability, convergence, selection."""
-    rows = []
-    for c in candidates:
-        row = {
-            "beta": getattr(c.kernel, "beta", float("nan")),
-            "kernel": repr(c.kernel),
-            "loglik": c.log_likelihood,
-            "rho": c.rho,
-            "stable": c.stable,
-            "converged": c.converged,
-        }
-        if penalty != "none":
-            row["penalized"] = c.penalized
-        if validated:
-            row["val_loglik"] = c.validation_log_likelihood
-        row["selected"] = c is best
-        rows.append(row)
-    columns = list(rows[0])
-    if all(isinstance(c.kernel, ExponentialKernel) for c in candidates):
-        columns.remove("kernel")
-    else:
-        columns.remove("beta")
-    return Table(rows, columns, title=f"fit_hawkes candidates (penalty={penalty}, eta={eta:g})")
-
-
 def _warned(*texts: str | None) -> list[str]:
     """The given warning texts (None skipped), each issued as a UserWarning at fit_hawkes's caller."""
     out = [t for t in texts if t]
@@ -442,8 +435,10 @@ def fit_hawkes(
     - ``validation``: an EventStream to choose the candidate by held-out log-likelihood. If it starts at or
       after ``stream.end_time`` (e.g. the later half of :meth:`EventStream.split`) its likelihood is
       conditioned on ``stream``; a stream starting at 0 is treated as an independent realisation.
-    - ``ties``: the loader's tie report (``load_gdelt(...).ties_report``; times in hours): a UserWarning, kept in
-      ``.warnings``, when the chosen β is the spacing the loader invented (:mod:`~uncertainty_lab.hawkes.tiescale`).
+    - Ties (``stream.ties``, :mod:`.ties`): one UserWarning (in ``.warnings``) naming the share tied and what was
+      done; a source whose events all tie has α = 0, not fitted (``.untimed_sources``); α̂ = 0 at every β of a grid
+      makes ℓ flat in β: ``.beta`` is None (``.beta_note``). ``ties=`` (``load_gdelt(...).ties_report``, hours) adds
+      when β is the spacing the loader invented (:mod:`~uncertainty_lab.hawkes.tiescale`).
     - Memory: ~8·(N+1) bytes per event and the largest node's solver temporaries, whatever the grid; a UserWarning
       (in ``.warnings``) before starting when that is over half the free memory (:mod:`~uncertainty_lab.hawkes.memory`).
 
@@ -455,13 +450,15 @@ def fit_hawkes(
     history = _validation_history(stream, validation)
     kernels = _candidates(kernel, beta, beta_grid, dict(kernel_params or {}), stream)
     notes = _warned(memory_warning(stream))  # before the work starts: a fit too big for memory says so first
+    stream_ties = stream.ties
+    untimed = tuple(np.flatnonzero(stream_ties.events).tolist()) if stream_ties.untimed else stream_ties.untimed_nodes
 
     candidates = []
     for kern in kernels:
         # the per-target problems are small: a threaded BLAS only adds contention (measured 5-50x slower
         # with two busy cores in benchmarks/hawkes.py), so the solves run single-threaded
         with _blas_controller().limit(limits=1, user_api="blas"):
-            cand = _fit_one(kern, stream, penalty, eta, maxiter, gtol)
+            cand = _fit_one(kern, stream, penalty, eta, maxiter, gtol, untimed)
         if validation is not None:
             cand.validation_log_likelihood = cand.model.log_likelihood(validation, history=history)
         candidates.append(cand)
@@ -469,7 +466,8 @@ def fit_hawkes(
     key = "validation_log_likelihood" if validation is not None else "log_likelihood"
     stable = [c for c in candidates if c.stable]
     best = max(stable, key=lambda c: getattr(c, key)) if stable else None
-    table = _candidate_table(candidates, best, penalty, eta, validated=validation is not None)
+    beta_note = beta_undetermined(candidates, stream_ties.untimed)
+    table = candidate_table(candidates, best, penalty, eta, validated=validation is not None, beta_note=beta_note)
     if best is None:
         raise UnstableFitError(
             f"no stable fit: every candidate has ρ(G) >= 1 (ρ = {[round(c.rho, 4) for c in candidates]}); "
@@ -477,20 +475,25 @@ def fit_hawkes(
             "The table and candidates are attached to this error (.table, .candidates)",
             table=table, candidates=candidates,
         )
-    grid = [c.kernel.beta for c in candidates if isinstance(c.kernel, ExponentialKernel)]
-    notes += _warned(tie_scale_warning(best.model.beta, grid, ties))
+    notes += _timing_notes(candidates, best, stream_ties, untimed, beta_note, ties)
     return FitResult(
-        warnings=notes,
-        model=best.model,
-        log_likelihood=best.log_likelihood,
-        table=table,
-        stderr=_stderr(best, penalty),
-        converged=best.converged,
-        candidates=candidates,
-        penalty=penalty,
-        eta=eta,
-        selected_by="held-out log-likelihood" if validation is not None else "log-likelihood",
-        n_events=stream.n_events,
-        seconds=time.perf_counter() - started,
+        warnings=notes, ties=stream_ties, untimed_sources=untimed, beta_note=beta_note,
+        timing_note=timing_note(stream_ties, untimed), model=best.model, log_likelihood=best.log_likelihood,
+        table=table, stderr=_stderr(best, penalty), converged=best.converged, candidates=candidates,
+        penalty=penalty, eta=eta, selected_by="held-out log-likelihood" if validation is not None else "log-likelihood",
+        n_events=stream.n_events, seconds=time.perf_counter() - started,
         validation_log_likelihood=best.validation_log_likelihood,
     )
+
+
+def _timing_notes(candidates: list, best: Any, stream_ties: Any, untimed: tuple, beta_note: str | None,
+                  ties: Any) -> list[str]:
+    """The fit's warnings about its timing: ties in the stream, a β at the spacing a loader invented, an
+    undetermined β (each issued as a UserWarning too)."""
+    grid = [c.kernel.beta for c in candidates if isinstance(c.kernel, ExponentialKernel)]
+    scale = tie_scale_warning(None if beta_note else best.model.beta, grid, ties)
+    tied = tie_warning(stream_ties, untimed, beta_note)
+    notes = _warned(" ".join(t for t in (tied, scale) if t) or None)
+    if beta_note and not tied:
+        notes += _warned(beta_note)
+    return notes

@@ -13,6 +13,7 @@ from .cache import CacheError, CompletionCache, default_cache, request_key, warn
 from .errors import LLMCapabilityError, LLMError, LLMUnavailableError
 from .record import completion_problem
 from .request_log import log_request
+from .retry import call_with_retries
 
 Messages = Sequence[dict[str, str]] | str
 ROLES = ("system", "user", "assistant")
@@ -185,9 +186,11 @@ class LLMBackend:
         if hit is not None:
             return hit
         p = request["params"]
-        raw = self._generate_sample(request["messages"], index=request["index"], temperature=p["temperature"],
-                                    top_p=p["top_p"], max_tokens=p["max_tokens"], seed=seed, stop=p["stop"],
-                                    logprobs=p["logprobs"])
+        raw = call_with_retries(  # a failure is never an answer: retried, then raised (llm/retry.py)
+            lambda: self._generate_sample(request["messages"], index=request["index"], temperature=p["temperature"],
+                                          top_p=p["top_p"], max_tokens=p["max_tokens"], seed=seed, stop=p["stop"],
+                                          logprobs=p["logprobs"]),
+            f"a request to {self.label}")
         completion = Completion(
             text=raw["text"], finish_reason=raw.get("finish_reason") or "stop", backend=request["backend"],
             model=request["model"], seed=request["seed"], index=request["index"], logprobs=raw.get("logprobs"),

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .. import untrusted
 from .cache_file import CACHE_ENV, connect_read_only, where_it_looked
 from .record import completion_problem, pair_problem, request_key, request_problem
 
@@ -166,9 +167,11 @@ def _open_source(source: Path) -> sqlite3.Connection:
 
 
 def _loads(text: str) -> Any:
+    """The JSON value of a cache row's text (depth, huge integers and lone surrogates checked by the bounded
+    reader), or ``ValueError`` when it is not one."""
     try:
-        return json.loads(text)
-    except (ValueError, RecursionError):
+        return untrusted.load_json(text, "a cache row")
+    except ValueError:  # not JSON, too deep, a huge integer, a lone surrogate
         return ValueError
 
 

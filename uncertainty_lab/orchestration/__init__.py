@@ -8,7 +8,8 @@ The domain:
 - :mod:`.policy`: :class:`Policy` (data) and its pure ``decide``; presets ``none``, ``entropy_only``,
   ``density_only``, ``both``; :func:`best_round`;
 - :mod:`.coordinator`: :class:`Coordinator` (``run`` → :class:`Trace`, :mod:`.trace`);
-- :mod:`.grading`: :class:`QAGrader` (default ``strict``; every grade labelled correct / wrong / refused);
+- :mod:`.grading`: :class:`QAGrader` (any ``graders`` plugin by name, default ``strict``; every grade labelled
+  correct / wrong / refused / uncertain);
   :mod:`.audit`: every grader against our hand-labelled answers (``python -m uncertainty_lab.orchestration.audit``);
 - :mod:`.calibration`: gate thresholds chosen on a dev split at a target fire rate; :mod:`.report`: the report's
   gate sections (escalation warnings, fire rates per round, calibrated thresholds);

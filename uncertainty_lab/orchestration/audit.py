@@ -13,8 +13,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from ..semantic.correctness import AnswerGrader
-from ..semantic.grading_audit import AUDIT_GRADERS, LEXICAL, audit_graders, audit_table, disagreements
+from ..semantic.grading_audit import AUDIT_GRADERS, LEXICAL, audit_graders, audit_table, disagreements, make_grader
 from ..table import Table
 
 __all__ = ["audit", "main"]
@@ -38,14 +37,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m uncertainty_lab.orchestration.audit", description=__doc__.split("\n\n")[0])
     parser.add_argument("--split", choices=("dev", "holdout"), help="one part of the audit set (default: both)")
     parser.add_argument("--lexical", action="store_true", help="only the graders that need no embedding model")
-    parser.add_argument("--disagreements", metavar="NAME", choices=list(AUDIT_GRADERS),
-                        help="list the answers where this grader and the hand labels differ")
+    parser.add_argument("--disagreements", metavar="NAME",
+                        help="list the answers where this grader (a row of the table or a registered grader's name) "
+                             "and the hand labels differ")
     args = parser.parse_args(argv)
     print(audit(split=args.split, lexical=args.lexical))
     if args.disagreements:
         from ..datasets.audit import load_grader_audit
 
-        grader = AnswerGrader(**AUDIT_GRADERS[args.disagreements])
+        try:
+            grader = make_grader(args.disagreements, what="--disagreements")
+        except (LookupError, ValueError) as exc:
+            parser.error(f"{exc}; the table's rows are {list(AUDIT_GRADERS)}")
         print()
         print(disagreements(grader, load_grader_audit(split=args.split)))
     return 0

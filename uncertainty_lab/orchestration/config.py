@@ -67,9 +67,9 @@ class OrchestrationConfig(LabConfig):
     calibrate: dict[str, Any] | None = setting(None, "choose τ_E and τ_D per model on a seeded dev share of the "
                                                      "questions (kept out of the reported ones): {target_rate = 0.3, "
                                                      "dev_fraction = 0.3}; None = fixed thresholds")
-    grading: dict[str, Any] = setting({"method": "strict"}, "how answers are graded: {method: strict, hassum, contains, "
-                                                            "normalised, embedding or llm, options: {...AnswerGrader "
-                                                            "options}}")
+    grading: Any = setting({"method": "strict"}, "how answers are graded: a grader name (strict, hassum, contains, "
+                                                 "normalised, embedding, llm, or a registered one), a {name, "
+                                                 "...params} table, or {method, options: {...AnswerGrader options}}")
     share_cache: bool = setting(True, "all policies share the completion cache (the first round is generated once, "
                                       "so wall times are not comparable); false: one cache per policy under "
                                       "out_dir/cache")
@@ -99,9 +99,9 @@ class OrchestrationConfig(LabConfig):
             raise ValueError(f"questions_per_unit must be an integer >= 0 (0 = one unit per model and policy), got {q!r}")
         if self.entropy_threshold is not None and self.raw_entropy_threshold is not None:
             raise ValueError("give entropy_threshold (normalised H/ln n) or raw_entropy_threshold (nats), not both")
-        if not isinstance(self.grading, Mapping) or "method" not in self.grading:
-            raise ValueError(f"grading must be a dict with a 'method' (strict, hassum, contains, normalised, embedding, "
-                             f"llm), got {self.grading!r}")
+        if isinstance(self.grading, Mapping) and not ({"method", "name"} & set(self.grading)):
+            raise ValueError(f"grading must be a grader name, a {{name, ...params}} table or a {{method, options}} "
+                             f"table, got {self.grading!r}")
         _check_data(self.data)
         if self.calibrate is not None:
             CalibrationSpec.from_setting(self.calibrate)

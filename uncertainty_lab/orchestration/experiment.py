@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from .. import registry
+from ..datasets.source import data_provenance
 from ..lab import Experiment, Unit
 from .calibration import Calibration, calibrate, split_dev
 from .config import ExperimentConfig, OrchestrationConfig, load_config, select_items  # noqa: F401 (old name)
@@ -67,6 +68,7 @@ class Context:
     dev: list[Any] = dataclasses.field(default_factory=list)
     calibrations: dict[str, Calibration] = dataclasses.field(default_factory=dict)
     dev_runs: dict[str, OrchestrationRun] = dataclasses.field(default_factory=dict)
+    data: dict[str, Any] = dataclasses.field(default_factory=dict)
 
 
 def _slug(text: str) -> str:
@@ -148,14 +150,15 @@ class OrchestrationExperiment(Experiment):
             specs.append(f"ollama:{config.ollama_model}")
         judge = registry.resolve("equivalence_judges", config.judge, what="judge")
         metrics = _metrics(config, judge)
-        grader = QAGrader(**config.grading)
+        grader = QAGrader.from_setting(config.grading)
         by_label: dict[str, Any] = {}
         backends: dict[str, Any] = {}
         for spec in specs:
             shared = check_ready(_backend(spec, None))  # an Ollama server: checked now, in seconds
             label = getattr(shared, "label", type(shared).__name__)
             by_label[label], backends[label] = spec, shared
-        return Context(items, judge, metrics, grader, policies, by_label, backends, dev)
+        return Context(items, judge, metrics, grader, policies, by_label, backends, dev,
+                       data=data_provenance(config.data or {"loader": "shipped_qa"}))
 
     def units(self, config: OrchestrationConfig, context: Context) -> list[Unit]:
         """With ``calibrate``, the dev questions' chunks per model (stage 0); then one unit per (model, policy,
@@ -193,7 +196,8 @@ class OrchestrationExperiment(Experiment):
         """Dev questions ``lo:hi`` of model ``label`` under policy ``none`` (a calibration chunk)."""
         coordinator = self._coordinator(config, context, label, get_policy("none"))
         return run_benchmark(coordinator, context.dev[lo:hi], path, grader=context.grader, progress=config.progress,
-                             resume=not config.overwrite, desc=f"{label} [calibration dev]", offset=lo)
+                             resume=not config.overwrite, desc=f"{label} [calibration dev]", offset=lo,
+                             depends={"data": context.data})
 
     def calibration(self, label: str, config: OrchestrationConfig, context: Context) -> Calibration | None:
         """Model ``label``'s thresholds from its dev questions' first round (asked once under policy ``none``,
@@ -222,7 +226,8 @@ class OrchestrationExperiment(Experiment):
             policy = cal.apply(policy)
         coordinator = self._coordinator(config, context, label, policy)
         return run_benchmark(coordinator, context.items[lo:hi], unit.path, grader=context.grader,
-                             progress=config.progress, resume=not config.overwrite, desc=unit.label, offset=lo)
+                             progress=config.progress, resume=not config.overwrite, desc=unit.label, offset=lo,
+                             depends={"data": context.data})
 
     def collect(self, config: OrchestrationConfig, context: Context,
                 records: dict[tuple, OrchestrationRun]) -> OrchestrationResult:

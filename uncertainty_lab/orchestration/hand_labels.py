@@ -198,7 +198,7 @@ def load_answers(out_dir: str | os.PathLike) -> RunAnswers:
             else:
                 merged[a.key] = a
     first = next(iter(runs.values()))
-    return RunAnswers(out, runs, list(merged.values()), dict(first.config.get("grader") or {}))
+    return RunAnswers(out, runs, list(merged.values()), dict(first.grader or {}))
 
 
 @dataclass(frozen=True)

@@ -2,8 +2,10 @@
 :class:`QuestionRecord` s, and the run file's :data:`FORMAT`.
 
 A run file is a journal (:mod:`uncertainty_lab.journal`): a header whose ``config`` holds the coordinator's
-configuration, the grader and the item ids; one ``question`` record per question (its item, trace and grades);
-an ``end`` record when every question is done. :meth:`OrchestrationRun.load` reads a finished or interrupted one
+configuration and the item ids, and whose ``depends`` holds what the grades depend on (the grader's settings, the
+data file's and each item's content hashes: :mod:`.freshness`); one ``question`` record per question (its item and
+the item's hashes, trace and grades); an ``end`` record when every question is done. (Files written before 0.2.1
+hold the grader in ``config`` and no hashes; they resume and are checked all the same.) :meth:`OrchestrationRun.load` reads a finished or interrupted one
 (files written before the lab took this shape load too: the format is unchanged).
 """
 
@@ -59,19 +61,23 @@ class QuestionRecord:
 @dataclass
 class OrchestrationRun:
     """A benchmark run's ``config`` (the run file's header), its ``records`` in item order, whether it is
-    ``complete``, and the ``path`` it streams to. :meth:`load` reloads a file (complete or interrupted)."""
+    ``complete``, the ``path`` it streams to, and the settings of the ``grader`` that graded it (the header's
+    ``depends``; older files kept it in the config). :meth:`load` reloads a file (complete or interrupted)."""
 
     config: dict[str, Any]
     records: list[QuestionRecord]
     complete: bool = True
     path: Path | None = None
+    grader: Any = None
 
     @classmethod
     def load(cls, path: str | os.PathLike) -> OrchestrationRun:
         journal = FORMAT.load(path)
-        records = [QuestionRecord.from_dict(r) for r in journal.body]
+        order = {key: i for i, key in enumerate(journal.config.get("items", []))}
+        records = sorted((QuestionRecord.from_dict(r) for r in journal.body), key=lambda r: order.get(r.id, len(order)))
         done = journal.end is not None and len(records) == len(journal.config.get("items", []))
-        return cls(journal.config, records, done, journal.path)
+        grader = (journal.header.get("depends") or {}).get("grader", journal.config.get("grader"))
+        return cls(journal.config, records, done, journal.path, grader)
 
     @classmethod
     def joined(cls, runs: list[OrchestrationRun], path: str | os.PathLike | None = None) -> OrchestrationRun:
@@ -82,7 +88,7 @@ class OrchestrationRun:
             return runs[0]
         config = dict(runs[0].config, items=[i for r in runs for i in r.config.get("items", [])])
         return cls(config, [rec for r in runs for rec in r.records], all(r.complete for r in runs),
-                   None if path is None else Path(path))
+                   None if path is None else Path(path), runs[0].grader)
 
     def __len__(self) -> int:
         return len(self.records)
@@ -105,14 +111,27 @@ class OrchestrationRun:
 
     def _labels(self, key: str) -> np.ndarray:
         grades = [getattr(r, key) for r in self.records]
-        bad = [r.id for r, g in zip(self.records, grades, strict=True) if g is None or g.get("correct") is None]
+        bad = [r.id for r, g in zip(self.records, grades, strict=True)
+               if g is None or (g.get("correct") is None and g.get("label") != "uncertain")]
         if bad:
             raise OrchestrationError(f"{len(bad)} question(s) are ungraded (e.g. {bad[0]!r}); grade them or drop them")
-        return np.array([g["correct"] for g in grades], dtype=bool)
+        return np.array([bool(g["correct"]) for g in grades], dtype=bool)  # uncertain (None): not counted correct
+
+    def decided(self, first: bool = False) -> tuple[np.ndarray, np.ndarray]:
+        """(labels, kept): whether each final (``first``: first-round) answer the grader decided on is right, and
+        the indices of those questions; the ones graded ``uncertain`` are left out (:meth:`label_counts` counts
+        them). Raises when a question is ungraded."""
+        grades = [r.first_grade if first else r.grade for r in self.records]
+        bad = [r.id for r, g in zip(self.records, grades, strict=True) if grade_label(g) is None]
+        if bad:
+            raise OrchestrationError(f"{len(bad)} question(s) are ungraded (e.g. {bad[0]!r}); grade them or drop them")
+        kept = np.array([i for i, g in enumerate(grades) if grade_label(g) != "uncertain"], dtype=int)
+        return np.array([bool(grades[i]["correct"]) for i in kept], dtype=bool), kept
 
     @property
     def correct(self) -> np.ndarray:
-        """Whether each final answer is correct (raises when some are ungraded)."""
+        """Whether each final answer is correct (raises when some are ungraded); an answer graded ``uncertain`` is
+        not counted correct here — accuracies and AUROCs use :meth:`decided`, which leaves those out and counts them."""
         return self._labels("grade")
 
     @property
@@ -122,13 +141,14 @@ class OrchestrationRun:
 
     @property
     def labels(self) -> list[str | None]:
-        """Each final answer's label: ``correct``, ``wrong``, ``refused`` (None: ungraded)."""
+        """Each final answer's label: ``correct``, ``wrong``, ``refused``, ``uncertain`` (None: ungraded)."""
         return [grade_label(r.grade) for r in self.records]
 
     def label_counts(self, first: bool = False) -> dict[str, int]:
-        """How many final (``first``: first-round) answers have each label."""
+        """How many final (``first``: first-round) answers have each label (``uncertain``: the grader could not
+        decide)."""
         labels = [grade_label(r.first_grade if first else r.grade) for r in self.records]
-        return {k: labels.count(k) for k in ("correct", "wrong", "refused")}
+        return {k: labels.count(k) for k in ("correct", "wrong", "refused", "uncertain")}
 
     def concern_rates(self) -> list[dict[str, Any]]:
         """Per round: how many questions reached it (``asked``), on how many its decision raised a concern
@@ -142,10 +162,15 @@ class OrchestrationRun:
         return out
 
     def accuracy_ci(self, level: float = 0.95):
-        """Accuracy with its Wilson interval (:func:`uncertainty_lab.semantic.evaluation.accuracy_ci`)."""
-        from ..semantic.evaluation import accuracy_ci
+        """Accuracy with its Wilson interval (:func:`uncertainty_lab.semantic.evaluation.accuracy_ci`) over the
+        answers the grader decided on (``label_counts()["uncertain"]`` says how many it could not; none decided:
+        NaN, 0 of 0)."""
+        from ..semantic.evaluation import ProportionCI, accuracy_ci
 
-        return accuracy_ci(self.correct, level=level)
+        labels = self.decided()[0]
+        if not labels.size:
+            return ProportionCI(0, 0, math.nan, math.nan, math.nan, level, "Wilson")
+        return accuracy_ci(labels, level=level)
 
     @property
     def model_calls(self) -> np.ndarray:

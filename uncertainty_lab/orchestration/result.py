@@ -47,7 +47,7 @@ class OrchestrationResult(LabResult):
 
     def __post_init__(self):
         if self.grader is None:
-            self.grader = QAGrader(**self.config.grading)
+            self.grader = QAGrader.from_setting(self.config.grading)
 
     @property
     def models(self) -> list[str]:
@@ -66,7 +66,8 @@ class OrchestrationResult(LabResult):
             acts = run.action_counts()
             rows.append({
                 "model": model, "policy": policy, "n": len(run), "correct": ci.successes,
-                "refused": run.label_counts()["refused"], "accuracy": ci.estimate,
+                "refused": run.label_counts()["refused"], "uncertain": run.label_counts()["uncertain"],
+                "accuracy": ci.estimate,
                 "ci_low": ci.low, "ci_high": ci.high, "calls_per_question": float(run.model_calls.mean()),
                 "generated_per_question": float(np.mean([t.model_calls - t.cached_calls for t in run.traces])),
                 "wall_s_per_question": float(run.wall_time.mean()), "rounds_per_question": float(run.n_rounds.mean()),
@@ -87,7 +88,8 @@ class OrchestrationResult(LabResult):
         for r in self.summary_rows():
             lines.append("| " + " | ".join([
                 r["model"], r["policy"], str(r["n"]),
-                f"{r['accuracy']:.1%} [{r['ci_low']:.1%}, {r['ci_high']:.1%}] ({r['correct']}/{r['n']})",
+                f"{r['accuracy']:.1%} [{r['ci_low']:.1%}, {r['ci_high']:.1%}] ({r['correct']}/{r['n'] - r['uncertain']})"
+                + (f", {r['uncertain']} uncertain" if r["uncertain"] else ""),
                 str(r["refused"]), f"{r['calls_per_question']:.1f}", f"{r['generated_per_question']:.1f}",
                 f"{r['wall_s_per_question']:.2f}", f"{r['rounds_per_question']:.2f}",
                 str(r["accepted_first_round"]), f"{r['reprompts']}/{r['reassigns']}/{r['delegations']}",
@@ -103,6 +105,11 @@ class OrchestrationResult(LabResult):
         for model in self.models:
             runs = {p: r for (m, p), r in self.runs.items() if m == model}
             run = next(iter(runs.values()))
+            labels, kept = run.decided(first=True)  # a question graded uncertain has no label: missing below
+            decided = np.zeros(len(run.records), dtype=bool)
+            decided[kept] = True
+            correct = np.zeros(len(run.records), dtype=bool)
+            correct[kept] = labels
             roles = list(run.config["coordinator"]["metrics"])
             scores = {role: run.first_signal(role) for role in roles}
             gated = [p for p in runs if policy_of(runs[p]).metrics]
@@ -110,7 +117,7 @@ class OrchestrationResult(LabResult):
                 pol = policy_of(runs["both"] if "both" in runs else runs[gated[-1]])
                 scores[f"no concern ({pol.name})"] = np.array(
                     [0.0 if pol.concerns(t.first_signals) else 1.0 for t in run.traces])
-            out += [(model, name, discrimination(s, run.first_correct, seed=self.config.seed))
+            out += [(model, name, discrimination(np.where(decided, s, np.nan), correct, seed=self.config.seed))
                     for name, s in scores.items()]
         return out
 
@@ -130,13 +137,15 @@ class OrchestrationResult(LabResult):
         lines += ["", "AUROC = the probability that a right first answer has the higher confidence (1 − SE, SD) than "
                   "a wrong one, ties counting ½ (0.5 = no better than chance); no concern (policy) = that policy's "
                   "round-1 verdict as a 0/1 score; n = questions with a value; wrong = first answers not right among "
-                  "them (the positives), right = the rest (the negatives); missing = questions without a value. "
+                  "them (the positives), right = the rest (the negatives); missing = questions without a value or graded uncertain. "
                   f"Interval: {how} (wrong and right answers resampled separately). An AUROC is given only with at "
                   f"least {MIN_CLASS_COUNT} wrong and {MIN_CLASS_COUNT} right answers."]
         return "\n".join(lines)
 
     def paired(self) -> list[tuple[str, Any]]:
-        """(model, PairedComparison) for every pair of policies on the same questions (McNemar)."""
+        """(model, PairedComparison) for every pair of policies on the same questions (McNemar), over the questions
+        the grader decided on in both runs (one graded ``uncertain`` in either is left out; the policy table counts
+        them)."""
         from ..semantic.evaluation import paired_comparison
 
         out = []
@@ -147,7 +156,12 @@ class OrchestrationResult(LabResult):
                     ra, rb = self.runs[(model, a)], self.runs[(model, b)]
                     if ra.ids != rb.ids:
                         raise OrchestrationError(f"runs {a!r} and {b!r} of {model} cover different questions")
-                    out.append((model, paired_comparison(rb.correct, ra.correct, names=(b, a))))
+                    (la, ka), (lb, kb) = ra.decided(), rb.decided()  # questions graded uncertain in either: out
+                    both = np.intersect1d(ka, kb)
+                    if not both.size:
+                        continue
+                    out.append((model, paired_comparison(lb[np.searchsorted(kb, both)], la[np.searchsorted(ka, both)],
+                                                         names=(b, a))))
         return out
 
     def warnings(self) -> list[str]:

@@ -12,10 +12,14 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from ..journal import JournalWriter, rewrite
 from ..jsonsafe import jsonable
+from ..llm import LLMError
 from ..progress import bar as progress_bar
-from .errors import OrchestrationError, OrchestrationResumeError
-from .grading import QAGrader
+from ..provenance import grader_settings, item_hashes
+from .errors import OrchestrationError
+from .freshness import check_records
+from .grading import QAGrader, grade_trace
 from .record import FORMAT, OrchestrationRun, QuestionRecord
 
 __all__ = ["as_items", "resolve_grader", "run_benchmark"]
@@ -59,55 +63,91 @@ def resolve_grader(grader: Any) -> Any:
 
 
 def _grader_config(grader: Any) -> Any:
-    if callable(getattr(grader, "config", None)):
-        return grader.config()
-    return None if grader is None else getattr(grader, "__name__", type(grader).__name__)
+    """What a grader's grades depend on (:func:`uncertainty_lab.provenance.grader_settings`)."""
+    return grader_settings(grader)
 
 
 def _ask(coordinator: Any, index: int, item: dict[str, Any], grader: Any) -> QuestionRecord:
-    """One question: the coordinator's trace, the final answer's grade and the first-round answer's grade."""
-    trace = coordinator.run(item["question"])
-    grade = first = None
-    if grader is not None and item.get("answers") is not None:
-        grade = jsonable(grader(item, trace.final.answer, trace.final.raw))
-        c0 = trace.rounds[0].candidate.answer
-        first = jsonable(grader(item, c0.answer, c0.raw))
+    """One question: the coordinator's trace, the final answer's grade and the first-round answer's grade. A model
+    call that failed (after its retries) is raised with the item's id: the question is not recorded."""
+    try:
+        trace = coordinator.run(item["question"])
+    except LLMError as exc:
+        try:
+            named = type(exc)(f"question {item['id']!r}: {exc}")
+        except TypeError:  # an error class whose constructor takes other arguments
+            named = LLMError(f"question {item['id']!r}: {type(exc).__name__}: {exc}")
+        raise named from exc
+    grade, first = grade_trace(grader, item, trace)
     return QuestionRecord(index, item["id"], item, trace, grade, first)
+
+
+def _resume(path: Path, journal: Any, items: list[dict[str, Any]], grader: Any, header: dict[str, Any],
+            writer: Any) -> tuple[list[QuestionRecord], Any, bool]:
+    """The records of a resumed run file still standing (:func:`~.freshness.check_records`), the file rewritten
+    with them and the current header when anything it records changed (then without its end record), the writer
+    to append with, and whether the file was rewritten."""
+    fresh = check_records(path, journal, items, grader, header["depends"]["grader"])
+    old = journal.header or {}
+    if fresh.changed or old.get("depends") != header["depends"]:
+        writer.close()
+        order = {it["id"]: i for i, it in enumerate(items)}
+        records = sorted(fresh.records, key=lambda r: order[r.id])
+        body = [_with_depends(r) for r in records]
+        rewrite(path, [{**old, **header, "type": "header", "format": FORMAT.name}, *body], allow_nan=False)
+        return records, JournalWriter(path, "a", allow_nan=False), True
+    return fresh.records, writer, False
+
+
+def _with_depends(rec: QuestionRecord) -> dict[str, Any]:
+    """A question's body record with the hashes of its item (what its answer and grades depend on)."""
+    return {**rec.to_dict(), "depends": item_hashes(rec.item)}
 
 
 def run_benchmark(coordinator: Any, items: Iterable[Any], out: str | os.PathLike | None = None, *,
                   grader: Any = "default", resume: bool = True, progress: bool = True,
                   extra_config: Mapping[str, Any] | None = None, desc: str | None = None,
-                  offset: int = 0) -> OrchestrationRun:
+                  offset: int = 0, depends: Mapping[str, Any] | None = None) -> OrchestrationRun:
     """Run every item (see :func:`as_items`) through ``coordinator`` (a :class:`~.coordinator.Coordinator`),
     streaming one record per question to ``out`` (a run file; None = in memory). An existing ``out`` with the
     same configuration is resumed (the questions already there are kept); another configuration raises
     :class:`OrchestrationResumeError`; ``resume=False`` overwrites. ``grader`` (see :func:`resolve_grader`)
     grades the final and the first-round answers; ``extra_config`` joins the header's configuration; ``offset`` is
-    the first item's position in a longer list this run is a chunk of (each record's ``index`` counts from it)."""
+    the first item's position in a longer list this run is a chunk of (each record's ``index`` counts from it).
+
+    The header's ``depends`` records what the grades depend on — the grader's settings, each item's hashes
+    (:func:`~uncertainty_lab.provenance.item_hashes`) and ``depends`` given (the data file's hash) — and each
+    question record its item's hashes. Resuming checks them (:mod:`.freshness`): a changed question is refused,
+    changed references or grader re-grade the recorded answers without asking the model, a recorded failed call is
+    asked again. A failed model call raises (the questions before it stay recorded; a rerun resumes)."""
     items = as_items(items)
     ids = [it["id"] for it in items]
     grader = resolve_grader(grader)
-    config = jsonable({"coordinator": coordinator.config(), "grader": _grader_config(grader), "items": ids,
-                       **dict(extra_config or {})})
+    config = jsonable({"coordinator": coordinator.config(), "items": ids, **dict(extra_config or {})})
+    header = {"depends": jsonable({**dict(depends or {}), "grader": _grader_config(grader),
+                                   "items": {it["id"]: item_hashes(it) for it in items}})}
     path = None if out is None else Path(out)
-    journal, writer = FORMAT.open(path, config, resume=resume, allow_nan=False)
+    journal, writer = FORMAT.open(path, config, resume=resume, allow_nan=False, moved=("grader",), **header)
     try:
-        records = [QuestionRecord.from_dict(r) for r in journal.body] if journal is not None else []
-        done = [r.id for r in records]
-        if done != ids[:len(done)]:
-            raise OrchestrationResumeError(f"{path}: its questions {done[:3]}... are not the start of the items")
-        if journal is not None and journal.end is not None and len(records) == len(ids):
-            return OrchestrationRun(config, records, True, path)
-        bar = progress_bar(total=len(items), initial=len(records), show=progress,
+        records: list[QuestionRecord] = []
+        if journal is not None:
+            records, writer, rewritten = _resume(path, journal, items, grader, header, writer)
+            if journal.end is not None and len(records) == len(ids) and not rewritten:
+                return OrchestrationRun(config, records, True, path, header["depends"]["grader"])
+        done = {r.id for r in records}
+        bar = progress_bar(total=len(items), initial=len(done), show=progress,
                            desc=desc or f"orchestrate [{coordinator.policy.name}]", leave=False)
-        for index in range(len(records), len(items)):
-            rec = _ask(coordinator, offset + index, items[index], grader)
+        for index, item in enumerate(items):
+            if item["id"] in done:
+                continue
+            rec = _ask(coordinator, offset + index, item, grader)
             records.append(rec)
-            writer.write(rec.to_dict())
+            writer.write(_with_depends(rec))
             bar.update(1)
         bar.close()
         writer.write({"type": "end", "n": len(records)})
     finally:
         writer.close()
-    return OrchestrationRun(config, records, True, path)
+    order = {key: i for i, key in enumerate(ids)}
+    return OrchestrationRun(config, sorted(records, key=lambda r: order[r.id]), True, path,
+                            header["depends"]["grader"])

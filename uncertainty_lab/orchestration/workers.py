@@ -7,18 +7,24 @@ default temperature beside verbose extras at 0.85 makes the metrics measure form
 
 Every completion goes through :func:`extract_answer`, which pulls a short final answer out of a possibly
 chatty completion. The metrics score the *extracted* answers (compare normalised final answers, §6); the
-raw completions stay in ``samples.meta["raw_texts"]``. Extraction never returns an empty answer silently:
-an empty completion is recorded as a failed extraction, left out of the scored set, and the answer is
-invalid (``WorkerAnswer.valid`` is False, with ``problem`` saying why).
+raw completions stay in ``samples.meta["raw_texts"]``. Extraction first removes what the completion echoes of
+its instructions (the worker's system prompt and the prompt: :func:`~uncertainty_lab.semantic.echo.strip_instructions`),
+so an echo never reaches a metric or the final answer. Extraction never returns an empty answer silently:
+an empty completion, or one that only echoed its instructions (``method="echo"``), is recorded as a failed
+extraction, left out of the scored set, and the answer is invalid (``WorkerAnswer.valid`` is False, with
+``problem`` saying why). A backend that fails (after its retries, :mod:`uncertainty_lab.llm.retry`) is an
+error raised to the run — never an answer.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..semantic import SampleSet, sample_answers
+from ..semantic.echo import strip_instructions
 
 __all__ = ["DEFAULT_SYSTEM", "WORKER_ROLES", "Extraction", "Worker", "WorkerAnswer", "default_workers",
            "extract_answer"]
@@ -46,7 +52,8 @@ MAX_ANSWER_CHARS = 200
 @dataclass(frozen=True)
 class Extraction:
     """How a short answer was pulled out of one completion: ``method`` is ``marker`` (an "Answer:" line),
-    ``first_sentence`` (no marker: the first sentence), or ``failed`` (nothing usable; ``answer`` is "")."""
+    ``first_sentence`` (no marker: the first sentence), ``echo`` (the completion only echoed its instructions;
+    ``answer`` is "") or ``failed`` (nothing usable; ``answer`` is "")."""
 
     answer: str
     method: str
@@ -54,7 +61,7 @@ class Extraction:
 
     @property
     def ok(self) -> bool:
-        return self.method != "failed"
+        return self.method not in ("failed", "echo")
 
     def to_dict(self) -> dict[str, str]:
         return {"answer": self.answer, "method": self.method}
@@ -76,19 +83,31 @@ def _clean(text: str) -> str:
     return text[:MAX_ANSWER_CHARS].strip()
 
 
-def extract_answer(text: str) -> Extraction:
-    """The short final answer in ``text``: what follows the last "Answer:" / "The answer is" marker (up to
-    the end of its sentence), else the first sentence; quotes, markdown and trailing punctuation are
-    stripped and the result is capped at 200 characters. ``method="failed"`` with ``answer=""`` when the
-    completion holds nothing (check the model and ``max_tokens``)."""
+def extract_answer(text: str, instructions: Iterable[str | None] = ()) -> Extraction:
+    """The short final answer in ``text`` once the ``instructions`` it echoes are removed: what follows the last
+    "Answer:" / "The answer is" marker (up to the end of its sentence), else the first sentence; quotes, markdown
+    and trailing punctuation are stripped and the result is capped at 200 characters. ``method="echo"`` with
+    ``answer=""`` when the completion only echoed its instructions; ``method="failed"`` with ``answer=""`` when it
+    holds nothing (check the model and ``max_tokens``). ``raw`` is always the completion as written."""
     if not isinstance(text, str):
         raise TypeError(f"text must be a string, got {type(text).__name__}")
     if not text.strip():
         return Extraction("", "failed", text)
+    stripped = strip_instructions(text, instructions)
+    if stripped.only_echo:
+        return Extraction("", "echo", text)
+    found = _extract(stripped.text)
+    return Extraction(found.answer, found.method, text)
+
+
+def _extract(text: str) -> Extraction:
     matches = list(_MARKER.finditer(text))
     for m in reversed(matches):
-        quoted = _QUOTED.match(m.group(1).strip())
-        answer = _clean(quoted.group(1) if quoted else _first_sentence(m.group(1)))
+        inner = m.group(1)
+        while (again := _MARKER.search(inner)) is not None and again.start() <= 24:  # "Answer: The answer is X"
+            inner = again.group(1)
+        quoted = _QUOTED.match(inner.strip())
+        answer = _clean(quoted.group(1) if quoted else _first_sentence(inner))
         if answer:
             return Extraction(answer, "marker", text)
     answer = _clean(_first_sentence(text))
@@ -127,6 +146,8 @@ class WorkerAnswer:
             return f"backend error: {self.error}"
         if not self.extractions:
             return "no completion"
+        if self.extractions[0].method == "echo":
+            return "answer extraction failed: the primary completion only echoed its instructions"
         if not self.extractions[0].ok or not self.answer.strip():
             return "answer extraction failed: the primary completion is empty"
         return None
@@ -216,13 +237,13 @@ class Worker:
     def ask(self, prompt: str, n_samples: int, seed: int, *, question: str | None = None) -> WorkerAnswer:
         """Ask ``prompt`` and sample ``n_samples`` answers alike (sample 0 is the primary). ``question`` (default:
         the prompt) is the scored sample set's question — the one equivalence judges see, so a re-prompt's
-        answers are judged against the original question. A backend failure becomes a :class:`WorkerAnswer`
-        with ``error`` set and an empty sample set — never a confident one."""
+        answers are judged against the original question. A backend failure (after the backend's retries) is
+        raised: a failed call is never an answer (:mod:`uncertainty_lab.llm.retry`)."""
         samples = sample_answers(self.llm, prompt, n=n_samples, temperature=float(self.temperature), seed=seed,
-                                 max_tokens=self.max_tokens, system=self.system, on_error="missing")
+                                 max_tokens=self.max_tokens, system=self.system, on_error="raise")
         error = samples.meta.get("error")
         raw_texts = list(samples.texts)
-        extractions = [extract_answer(t) for t in raw_texts]
+        extractions = [extract_answer(t, (self.system, prompt)) for t in raw_texts]
         keep = [i for i, e in enumerate(extractions) if e.ok]
         meta = dict(samples.meta, worker=self.name, raw_texts=raw_texts,
                     extraction=[e.method for e in extractions],

@@ -4,9 +4,12 @@ answer validation it applies.
 :func:`final_answer` asks the model for the answer from the state (question pinned) and :func:`extract_answer`
 reads it leniently: the first non-empty line, minus a leading tag (``ANSWER:``, ``Final answer -``, ``A:``),
 bullets, markdown and quotes, minus a leading "the answer is", minus a trailing full stop. The answer is then
-normalised (:func:`~uncertainty_lab.semantic.text.normalise_answer`). It is *invalid* — recorded as a failure
+normalised (:func:`~uncertainty_lab.semantic.text.normalise_answer`). What the reply echoes of its instructions (the
+answer prompt's system text and the question) is removed first (:func:`~uncertainty_lab.semantic.echo.strip_instructions`,
+the same step the orchestration workers' extraction takes), so an echo is never the answer. It is *invalid* — recorded as a failure
 with its reason, never hidden or replaced by a status string — when it is empty after normalisation or an
-abstention ("unknown", "I don't know", "not available", …). The text is kept either way.
+abstention ("unknown", "I don't know", "not available", …), or when the reply only echoed its instructions (the
+failure says so: :data:`~uncertainty_lab.semantic.echo.ECHO_EVIDENCE`). The text is kept either way.
 """
 
 from __future__ import annotations
@@ -16,8 +19,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from ..semantic.echo import ECHO_EVIDENCE, strip_instructions
 from ..semantic.text import normalise_answer
-from .prompts import answer_messages
+from .prompts import ANSWER_SYSTEM, answer_messages
 from .text import count_tokens
 
 __all__ = ["ExtractedAnswer", "extract_answer", "final_answer", "is_abstention"]
@@ -49,10 +53,14 @@ class ExtractedAnswer:
                 "raw": self.raw}
 
 
-def extract_answer(raw: str) -> ExtractedAnswer:
-    """Read the answer from a reply leniently, then validate it (see the module doc)."""
+def extract_answer(raw: str, instructions: tuple[str | None, ...] = ()) -> ExtractedAnswer:
+    """Read the answer from a reply leniently, without what it echoes of ``instructions``, then validate it (see
+    the module doc)."""
     raw = raw if isinstance(raw, str) else str(raw)
-    line = next((ln.strip() for ln in raw.splitlines() if ln.strip()), "")
+    stripped = strip_instructions(raw, instructions)
+    if stripped.only_echo:
+        return ExtractedAnswer("", "", False, f"{ECHO_EVIDENCE} (reply {raw[:60]!r})", raw)
+    line = next((ln.strip() for ln in stripped.text.splitlines() if ln.strip()), "")
     for _ in range(2):  # "**Answer:** The answer is X"
         line = _TAG.sub("", line, count=1).strip()
         line = _LEAD.sub("", line, count=1).strip()
@@ -86,4 +94,4 @@ def final_answer(question: str, state: str, llm: Any, *, seed: int, max_tokens: 
     (completion,) = llm.complete(messages, n=1, temperature=temperature, max_tokens=max_tokens, seed=seed)
     tokens = {"prompt": sum(token_counter(m["content"]) for m in messages),
               "completion": token_counter(completion.text), "calls": 1}
-    return extract_answer(completion.text), tokens
+    return extract_answer(completion.text, (ANSWER_SYSTEM, question)), tokens

@@ -170,7 +170,8 @@ class SearchConfig(LabConfig):
     data: Any = setting({"loader": "shipped_search"}, "the questions and their corpus: {loader, path?, "
                         "...options} with loader 'shipped_search' (path: a corpus file or folder, questions_path), "
                         "'musique' or 'hotpotqa' (path: the file you downloaded; each question brings its own paragraphs, "
-                        "see corpus); split, limit, sample, seed as every loader takes them")
+                        "see corpus), 'world' (world: a world's name, else the llm's 'world:<name>'; worlds/); "
+                        "split, limit, sample, seed as every loader takes them")
     corpus: str = setting("auto", "what each question searches: 'own' (its own paragraphs, supporting and "
                                   "distractors: MuSiQue's and HotpotQA's distractor setting), 'shared' (every "
                                   "loaded document), 'auto' (own for musique / hotpotqa, shared for shipped_search)")
@@ -288,6 +289,11 @@ def _check_data(cfg: SearchConfig) -> None:
                                    old="corpus_path", what=cfg.what, kind="search")
         cfg.corpus_path = cfg.questions_path = None
     cfg.data = data_spec(cfg.data, kind="search")
+    if cfg.data["loader"] == "world" and "path" not in cfg.data and "world" not in cfg.data:
+        if not (isinstance(cfg.llm, str) and cfg.llm.startswith("world:")):
+            raise ValueError("data = {loader = 'world'} needs the world: world = '<name>' (or path = '<file>'), "
+                             "or llm = 'world:<name>' to take it from")
+        cfg.data["world"] = cfg.llm.split(":", 1)[1]
     if cfg.corpus not in CORPORA:
         raise ValueError(f"corpus must be one of {', '.join(map(repr, CORPORA))}, got {cfg.corpus!r}")
 

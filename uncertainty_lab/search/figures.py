@@ -69,7 +69,8 @@ def draw_tokens_accuracy(result: Any, ax: Any = None, tokens: str = "context_tok
     ax.set_ylim(-0.08, 1.08)
     ax.margins(x=0.08)
     ax.grid(alpha=0.3)
-    ax.set_title(f"tokens vs accuracy ({result.config.level:.0%} intervals)")
+    what = "context tokens (Eq. 1)" if tokens == "context_tokens" else "model tokens (every model call)"
+    ax.set_title(f"{what} vs accuracy ({result.config.level:.0%} intervals)")
     note = "\n(equal points side by side)" if any(dodges) else ""
     ax.legend(fontsize="x-small", loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0,
               title="condition" + note, title_fontsize="x-small")
@@ -117,4 +118,7 @@ def figure(result: Any):
     draw_tokens_accuracy(result, b, "model_tokens")
     a.get_legend().remove()
     draw_stop_reasons(result, bottom.subplots())
+    n_q = max((len(eps) for eps in result.episodes.values()), default=0)
+    fig.suptitle(f"CGDP search lab: {n} conditions × {n_q} questions — model {result.llm_label or result.config.llm}",
+                 fontsize="medium")
     return fig

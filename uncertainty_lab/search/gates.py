@@ -285,7 +285,7 @@ class AnswerConvergenceGate(StoppingGate):
         raw = [c.text for c in comps]
         tokens = {"prompt": self.m * sum(count_tokens(x["content"]) for x in msgs),
                   "completion": sum(count_tokens(r) for r in raw), "calls": self.m}
-        answers = [extract_answer(r) for r in raw]
+        answers = [extract_answer(r, (msgs[0]["content"], question)) for r in raw]  # echoes stripped, as at the end
         real = [a.text for a in answers if a.valid]
         signals: dict[str, Any] = {"m": self.m, "answers": [a.text for a in answers], "n_valid": len(real),
                                    "threshold": self.threshold, "seed": seed, "tokens": tokens}

@@ -29,16 +29,18 @@ so a resumed episode makes exactly the calls an uninterrupted one makes (and fin
 from __future__ import annotations
 
 import os
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from ..datasets.search import SearchQuestion
-from ..journal import JournalWriter
+from ..journal import JournalWriter, refresh_header
 from ..jsonsafe import jsonable
 from ..llm.base import identity
 from ..llm.select import as_backend
 from ..parameters import settings
+from ..provenance import StaleResultWarning
 from .answer import final_answer
 from .belief import make_belief
 from .environment import SearchEnvironment
@@ -147,6 +149,8 @@ def run_episode(
         if callable(getattr(g, "bind", None)):
             g.bind(llm)
     config = episode_config(qrec, env, policy, belief, gate_list, llm, max_steps, seed, lam, answer_max_tokens)
+    if resume:
+        _regrade_if_only_gold_changed(out, config)
     journal, writer = FORMAT.open(out, config, resume=resume)
     episode = Episode.from_journal(journal) if journal is not None else Episode(config)
     episode.path = None if out is None else Path(out)
@@ -156,6 +160,24 @@ def run_episode(
     finally:
         writer.close()
     return episode
+
+
+#: the settings of an episode's header that only its score reads (the gold answer): a change re-grades it
+GRADED_AGAINST = ("question.answer", "question.aliases")
+
+
+def _regrade_if_only_gold_changed(out: str | os.PathLike | None, config: dict[str, Any]) -> None:
+    """An episode file whose header differs from ``config`` only in the gold answer or its aliases is re-graded:
+    its header takes the new ones (the score is computed from them when the episode is read), with one warning
+    line; nothing is asked again. Not with the oracle reader, whose answers were read from the old gold data: then
+    (and for any other difference: the question, the corpus, a setting) :meth:`FORMAT.open` refuses, naming it."""
+    if out is None or (config.get("llm") or {}).get("backend") == "oracle":
+        return
+    changes = refresh_header(FORMAT, out, config, lambda key: key in GRADED_AGAINST)
+    if changes:
+        warnings.warn(f"{out}: re-graded against the changed {', '.join(k for k, _, _ in changes)} of question "
+                      f"{config['question'].get('id')!r} in the data; no model was asked", StaleResultWarning,
+                      stacklevel=3)
 
 
 def _continue(episode: Episode, writer: JournalWriter, qrec: dict[str, Any], env: SearchEnvironment, llm: Any,

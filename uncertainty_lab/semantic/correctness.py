@@ -1,30 +1,26 @@
-"""Is an answer correct? Six named graders of an answer against its references, each returning a
-:class:`Correctness` that says how it decided.
+"""Is an answer correct? The ``graders`` plugin kind, used by name: ``strict`` (the labs' default), ``hassum``,
+``normalised``, ``contains``, ``embedding`` (:mod:`.graders`) and ``llm`` (:mod:`.llm_judge`), or a researcher's
+own (an entry point in ``uncertainty_lab.graders`` or ``@registry.register("graders", "mine")``). Each returns a
+:class:`Correctness` that says how it decided, with a label ``correct``, ``wrong``, ``refused`` or ``uncertain``.
 
-- ``strict`` (the labs' default): a careful reader's rules (:mod:`.grading_rules`): refusals get their own label,
-  yes/no items are read by their verdict (an echoed "yes or no" ignored), the incorrect references count against
-  the answer, negation and hedging are seen, a one-word reference counts only as the verdict, numbers and units
-  are read one way, and paraphrases by word overlap (or, with ``paraphrase="embedding"``, by HASSUM's rule).
-- ``hassum``: HASSUM's rule — embedding similarity to the correct references above that to the incorrect ones
-  and ≥ ``floor`` (0.65) — behind the same refusal and yes/no steps.
-- ``normalised``: the normalised answer equals a normalised alias (SQuAD-style exact match).
-- ``contains``: a normalised alias appears as whole words in the normalised answer — the old default. It
-  cannot see negation, a second, wrong answer in the same sentence ("No, not yes"), an echoed "yes or no", or
-  a refusal that is itself an alias ("I have no comment"); ``strict`` replaces it.
-- ``embedding``: cosine similarity of the answer and an alias ≥ ``threshold`` (all-MiniLM-L6-v2).
-  It measures topical closeness, not factual identity: "yes"/"no" score 0.73, "1969"/"1970" 0.77,
-  "Sydney"/"Canberra" 0.70 — hence the default 0.8, and a warning to look at the scores.
-- ``llm``: asks a backend "is the answer correct given these gold answers? yes/no" at temperature 0.
-  The reply is parsed leniently; a reply that is neither gives ``correct=None`` (unjudged), never a
-  guess — count those and report them.
+This module keeps the names that predate the plugin kind: :class:`AnswerGrader` (a grader chosen by ``method``
+with one flat set of options, resolved through the registry), :func:`check_answer`, :func:`is_correct`,
+:func:`correctness_labels`, :func:`parse_yes_no`, :data:`METHODS`. Only the careful graders (``strict``,
+``hassum``) and the LLM judge read the incorrect references; only the careful ones label refusals.
 
-Only ``strict`` and ``hassum`` read the incorrect references and label refusals (``label == "refused"``,
-``correct`` False). An answer that normalises to nothing is wrong, with evidence saying so (check answer
-extraction).
+How far to trust ``strict``: against hand labels of 282 REAL sampled answers of the embedded model to TruthfulQA and
+StrategyQA questions never used to tune its rules (``benchmarks/grading_audit_real.py``; the answers are regenerated
+from the public files, the repository holds hashes and labels), Cohen's κ = 0.74 [95% bootstrap 0.63, 0.85]
+(StrategyQA 0.76, TruthfulQA 0.52 [0.17, 0.83]: few right answers), 93% agreement, 3.4% of hand-wrong answers graded
+correct, 1.4% ``uncertain``; the rules before issue #21 scored κ = 0.59 and graded 14% of them correct. On the
+answers we wrote (``datasets/data/grader_audit.jsonl``, a regression set) it agrees 95% (κ 0.91) — a written set
+overstates agreement with real output. Where its rules cannot decide, ``strict`` says so: ``label == "uncertain"``,
+``correct`` None (count those; never read them as right).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -32,47 +28,26 @@ from typing import Any
 
 import numpy as np
 
-from .grading_rules import Decision, hassum_rule, strict_rule
+from .graders import from_decision
+from .grades import GRADE_LABELS, Correctness, Grader, grade_many, label_counts, references
+from .grading_rules import Decision
+from .llm_judge import JUDGE_SYSTEM, parse_verdict
 from .text import normalise_answer
 
-__all__ = ["CAREFUL", "LABELS", "METHODS", "AnswerGrader", "Correctness", "check_answer", "correctness_labels", "is_correct",
-           "parse_yes_no"]
+__all__ = ["CAREFUL", "GRADE_LABELS", "LABELS", "JUDGE_SYSTEM", "METHODS", "AnswerGrader", "Correctness", "Grader",
+           "as_grader",
+           "check_answer", "correctness_labels", "is_correct", "label_counts", "parse_verdict", "parse_yes_no"]
 
+#: the built-in graders (the ``graders`` plugins this package registers)
 METHODS = ("strict", "hassum", "normalised", "contains", "embedding", "llm")
-#: the methods that read the incorrect references and label refusals
+#: the built-in graders that read the incorrect references and label refusals
 CAREFUL = ("strict", "hassum")
+#: the labels of a hand-labelled audit (a grader may also say ``uncertain``: :data:`GRADE_LABELS`)
 LABELS = ("correct", "wrong", "refused")
 YES = frozenset({"yes", "correct", "true", "right"})
 NO = frozenset({"no", "incorrect", "false", "wrong"})
 NEGATION = frozenset({"not", "t", "never", "neither", "nor"})  # "isn't" normalises to "isn t"
-
-JUDGE_SYSTEM = "You grade answers to quiz questions. Reply with one word: yes or no."
-
-
-@dataclass(frozen=True)
-class Correctness:
-    """A grading: ``correct`` (None = the judge's reply could not be parsed), the ``method``, a
-    human-readable ``evidence``, the gold alias that ``matched``, a ``score`` (cosine or F1), the judge's
-    ``raw`` reply, and whether the answer ``refused`` (then ``correct`` is False and :attr:`label` says so)."""
-
-    correct: bool | None
-    method: str
-    evidence: str
-    matched: str | None = None
-    score: float | None = None
-    raw: str | None = None
-    refused: bool = False
-
-    @property
-    def judged(self) -> bool:
-        return self.correct is not None
-
-    @property
-    def label(self) -> str:
-        """``correct``, ``wrong``, ``refused`` or ``unjudged``."""
-        if self.refused:
-            return "refused"
-        return "unjudged" if self.correct is None else ("correct" if self.correct else "wrong")
+_OPTIONS = ("threshold", "seed", "max_tokens", "floor", "overlap", "paraphrase")
 
 
 def parse_yes_no(reply: str) -> bool | None:
@@ -95,26 +70,28 @@ def parse_yes_no(reply: str) -> bool | None:
 
 
 def _aliases(gold_aliases) -> list[str]:
-    if isinstance(gold_aliases, str):
-        gold_aliases = [gold_aliases]
-    aliases = list(gold_aliases)
-    if not aliases:
-        raise ValueError("gold_aliases is empty; give at least one correct answer")
-    for i, a in enumerate(aliases):
-        if not isinstance(a, str):
-            raise ValueError(f"gold_aliases[{i}] must be a string, got {type(a).__name__}")
-        if not normalise_answer(a):
-            raise ValueError(f"gold_aliases[{i}] = {a!r} is empty after normalisation; fix the gold data")
-    return aliases
+    return references(gold_aliases)
+
+
+def as_grader(spec: Any, *, what: str = "grader") -> Any:
+    """A ``graders`` plugin from what a setting holds: a name (``"strict"``, a researcher's ``"mine"``), a
+    ``{"name", **params}`` table, the older ``{"method", **AnswerGrader options}`` table, a class or an instance
+    with ``grade`` (an :class:`AnswerGrader` too). Resolved through ``registry.resolve("graders", spec)``."""
+    from .. import registry
+
+    if isinstance(spec, dict) and "method" in spec and "name" not in spec:
+        return AnswerGrader(**spec)
+    return registry.resolve("graders", spec, what=what)
 
 
 @dataclass
 class AnswerGrader:
-    """A configured grader: ``method`` (one of :data:`METHODS`), ``threshold`` (``embedding`` cosine), an
-    ``embedder`` (default: the shipped MiniLM), an ``llm`` (backend or spec for ``get_llm``; needed for
-    ``llm``), the judge's ``seed`` and ``max_tokens``; for ``strict`` and ``hassum``: ``floor`` (HASSUM's 0.65),
-    ``overlap`` (``strict``'s content-word F1 for a paraphrase) and ``paraphrase`` (``"tokens"`` or
-    ``"embedding"``: how ``strict`` reads an answer that holds no reference)."""
+    """A grader chosen by ``method`` (a ``graders`` plugin name: one of :data:`METHODS` or a registered one), with
+    one flat set of options, each passed on to the plugin that declares it: ``threshold`` (``embedding``), an
+    ``embedder`` (default: the shipped MiniLM), an ``llm`` (backend or ``get_llm`` spec; needed for ``llm``), the
+    judge's ``seed`` and ``max_tokens``; ``floor`` (HASSUM's 0.65), ``overlap`` (``strict``'s content-word F1 for a
+    paraphrase) and ``paraphrase`` (``"tokens"`` or ``"embedding"``). Kept for the code written before graders
+    were plugins; :meth:`grade` makes it a grader itself."""
 
     method: str = "normalised"
     threshold: float = 0.8
@@ -125,13 +102,17 @@ class AnswerGrader:
     floor: float = 0.65
     overlap: float = 0.5
     paraphrase: str = "tokens"
-    _backend: Any = field(default=None, init=False, repr=False)
+    _plugin: Any = field(default=None, init=False, repr=False, compare=False)
 
     def __post_init__(self):
-        if self.method not in METHODS:
-            close = difflib.get_close_matches(str(self.method), METHODS, n=1)
+        from .. import registry
+
+        known = registry.names("graders")
+        if self.method not in known:
+            close = difflib.get_close_matches(str(self.method), known, n=1)
             hint = f"; did you mean {close[0]!r}?" if close else ""
-            raise ValueError(f"method must be one of {METHODS}, got {self.method!r}{hint}")
+            raise ValueError(f"method must be a grader: one of {known or list(METHODS)}, got {self.method!r}{hint}"
+                             + ("" if known else " (no graders are installed: run pip install -e . again)"))
         if not -1.0 <= float(self.threshold) <= 1.0:
             raise ValueError(f"threshold is a cosine similarity in [-1, 1], got {self.threshold!r}")
         if self.method == "llm" and self.llm is None:
@@ -141,115 +122,73 @@ class AnswerGrader:
                 raise ValueError(f"{name} must be in [0, 1], got {getattr(self, name)!r}")
         if self.paraphrase not in ("tokens", "embedding"):
             raise ValueError(f"paraphrase must be 'tokens' or 'embedding', got {self.paraphrase!r}")
+        self._plugin = registry.resolve("graders", {"name": self.method, **self._params(registry.get("graders",
+                                                                                                  self.method))},
+                                        what=f"grader {self.method!r}")
+
+    def _params(self, cls: type) -> dict[str, Any]:
+        """The options ``cls`` accepts; a plain option only when it differs from this class's default (so a
+        researcher's grader keeps its own defaults), the embedder and the llm whenever given."""
+        accepts = {f.name for f in dataclasses.fields(cls) if f.init} if dataclasses.is_dataclass(cls) else set()
+        defaults = {f.name: f.default for f in dataclasses.fields(AnswerGrader)}
+        out = {k: getattr(self, k) for k in _OPTIONS if k in accepts and getattr(self, k) != defaults[k]}
+        out.update({k: getattr(self, k) for k in ("embedder", "llm") if k in accepts and getattr(self, k) is not None})
+        return out
+
+    @property
+    def plugin(self) -> Any:
+        """The ``graders`` plugin instance doing the work (its embedder follows this object's)."""
+        if self.embedder is not None and getattr(self._plugin, "embedder", self.embedder) is None:
+            self._plugin.embedder = self.embedder
+        return self._plugin
 
     @property
     def name(self) -> str:
-        """The method, with ``+embedding`` when ``strict`` reads paraphrases by embedding."""
-        return "strict+embedding" if self.method == "strict" and self.paraphrase == "embedding" else self.method
+        """The grader's label: the method, with ``+embedding`` when ``strict`` reads paraphrases by embedding."""
+        return getattr(self._plugin, "label", None) or self.method
+
+    @property
+    def summary(self) -> str:
+        return getattr(self._plugin, "summary", "") or ""
+
+    @property
+    def reads_incorrect(self) -> bool:
+        return bool(getattr(self._plugin, "reads_incorrect", False))
 
     def needs_embedder(self) -> bool:
-        return self.method in ("embedding", "hassum") or self.name == "strict+embedding"
+        need = getattr(self._plugin, "needs_embedder", None)
+        return bool(need()) if callable(need) else False
 
-    def _embedder(self):
-        if self.embedder is None:
-            from ..embeddings import Embedder
+    def _synced(self, out):
+        if self.embedder is None and getattr(self._plugin, "embedder", None) is not None:
+            self.embedder = self._plugin.embedder
+        return out
 
-            self.embedder = Embedder()
-        return self.embedder
-
-    def _llm_backend(self):
-        if self._backend is None:
-            from ..llm import as_backend
-
-            self._backend = as_backend(self.llm)
-        return self._backend
+    def grade(self, answer: str, correct: Sequence[str] | str, incorrect: Sequence[str] = (),
+              question: str | None = None) -> Correctness:
+        """The ``graders`` protocol: :meth:`check` with the references first."""
+        return self._synced(self.plugin.grade(answer, correct, incorrect, question))
 
     def check(self, answer: str, gold_aliases: Sequence[str] | str, question: str | None = None,
               incorrect: Sequence[str] = ()) -> Correctness:
         """Grade one answer against its gold aliases (``question`` is shown to the LLM judge and read by the
-        yes/no verdict; ``incorrect`` references are read by ``strict`` and ``hassum``)."""
-        if not isinstance(answer, str):
-            raise ValueError(f"answer must be a string, got {type(answer).__name__}")
-        aliases = _aliases(gold_aliases)
-        wrong = [w for w in ([incorrect] if isinstance(incorrect, str) else list(incorrect or ()))
-                 if isinstance(w, str) and normalise_answer(w)]
-        norm = normalise_answer(answer)
-        if not norm:
-            return Correctness(False, self.name, f"empty answer {answer!r} after normalisation; check answer extraction")
-        if self.method in CAREFUL:
-            return self._careful(answer, aliases, wrong, question)
-        return getattr(self, f"_{self.method}")(answer, norm, aliases, question)
+        yes/no verdict; ``incorrect`` references are read by ``strict``, ``hassum`` and ``llm``)."""
+        return self.grade(answer, gold_aliases, incorrect, question)
 
     def check_many(self, answers: Sequence[str], golds: Sequence[Sequence[str] | str],
                    questions: Sequence[str] | None = None,
                    incorrect: Sequence[Sequence[str]] | None = None) -> list[Correctness]:
         """Grade answers[i] against golds[i] (and incorrect[i]); embeddings are computed in one batch."""
-        n = len(answers)
-        if len(golds) != n or (questions is not None and len(questions) != n) or (incorrect is not None
-                                                                                  and len(incorrect) != n):
-            raise ValueError(f"answers ({n}), golds ({len(golds)})"
-                             + (f", questions ({len(questions)})" if questions is not None else "")
-                             + (f", incorrect ({len(incorrect)})" if incorrect is not None else "")
-                             + " must have the same length")
-        wrongs = incorrect if incorrect is not None else [()] * n
-        if self.needs_embedder():
-            texts = [a for a in answers if isinstance(a, str)]
-            texts += [g for gs in (*golds, *wrongs) for g in ([gs] if isinstance(gs, str) else gs) if isinstance(g, str)]
-            self._embedder().encode(list(dict.fromkeys(texts)))
-        qs = questions if questions is not None else [None] * n
-        return [self.check(a, g, q, w) for a, g, q, w in zip(answers, golds, qs, wrongs, strict=True)]
+        return self._synced(grade_many(self.plugin, answers, golds, incorrect, questions))
 
-    def _similarity(self, text: str, refs: Sequence[str]) -> list[float]:
-        return [float(x) for x in np.asarray(self._embedder().similarity([text], list(refs)))[0]]
+    def _careful(self, d: Decision) -> Correctness:
+        """A rule's decision as a grading (``uncertain`` → ``correct=None, uncertain=True``)."""
+        return from_decision(d, self.name)
 
-    def _careful(self, answer: str, aliases: list[str], incorrect: list[str], question: str | None) -> Correctness:
-        if self.method == "hassum":
-            d: Decision = hassum_rule(answer, aliases, incorrect, question, self._similarity, self.floor)
-        else:
-            sim = self._similarity if self.paraphrase == "embedding" else None
-            d = strict_rule(answer, aliases, incorrect, question, overlap=self.overlap, similarity=sim,
-                            floor=self.floor)
-        return Correctness(d.label == "correct", self.name, d.evidence, d.matched, d.score, None,
-                           d.label == "refused")
-
-    def _normalised(self, answer, norm, aliases, question):
-        for alias in aliases:
-            if normalise_answer(alias) == norm:
-                return Correctness(True, "normalised", f"{norm!r} equals the alias {alias!r} after normalisation", alias)
-        return Correctness(False, "normalised", f"{norm!r} equals none of {aliases} after normalisation")
-
-    def _contains(self, answer, norm, aliases, question):
-        for alias in aliases:
-            if f" {normalise_answer(alias)} " in f" {norm} ":
-                return Correctness(True, "contains", f"the alias {alias!r} appears as whole words in {norm!r}", alias)
-        return Correctness(False, "contains", f"no alias of {aliases} appears as whole words in {norm!r}")
-
-    def _embedding(self, answer, norm, aliases, question):
-        sims = np.asarray(self._embedder().similarity([answer], aliases))[0]
-        best = int(np.argmax(sims))
-        cos = float(sims[best])
-        ok = cos >= self.threshold
-        rel = "≥" if ok else "<"
-        return Correctness(ok, "embedding", f"cosine {cos:.3f} {rel} {self.threshold} with the alias {aliases[best]!r}",
-                           aliases[best] if ok else None, cos)
-
-    def judge_messages(self, answer: str, aliases: Sequence[str], question: str | None = None) -> list[dict[str, str]]:
+    def judge_messages(self, answer: str, aliases: Sequence[str], question: str | None = None,
+                       incorrect: Sequence[str] = ()) -> list[dict[str, str]]:
         """The chat messages the LLM judge is sent."""
-        q = f"Question: {question}\n" if question else ""
-        gold = "; ".join(aliases)
-        user = (f"{q}Gold answers (any of these is correct): {gold}\nProposed answer: {answer}\n"
-                "Is the proposed answer correct given the gold answers? Reply yes or no.")
-        return [{"role": "system", "content": JUDGE_SYSTEM}, {"role": "user", "content": user}]
-
-    def _llm(self, answer, norm, aliases, question):
-        backend = self._llm_backend()
-        reply = backend.complete(self.judge_messages(answer, aliases, question), n=1, temperature=0.0, seed=self.seed,
-                                 max_tokens=self.max_tokens)[0].text
-        verdict = parse_yes_no(reply)
-        who = getattr(backend, "label", type(backend).__name__)
-        if verdict is None:
-            return Correctness(None, "llm", f"unparsed reply from {who}: {reply!r} (neither yes nor no)", raw=reply)
-        return Correctness(verdict, "llm", f"{who} replied {reply.strip()!r}", None, raw=reply)
+        return self.plugin.messages(answer, list(aliases), list(incorrect), question)
 
 
 def check_answer(answer: str, gold_aliases: Sequence[str] | str, method: str = "normalised", *,
@@ -260,19 +199,22 @@ def check_answer(answer: str, gold_aliases: Sequence[str] | str, method: str = "
 
 def is_correct(answer: str, gold_aliases: Sequence[str] | str, method: str = "normalised", *,
                question: str | None = None, incorrect: Sequence[str] = (), **options) -> bool | None:
-    """True/False (a refusal is False: read :attr:`Correctness.label`), or None when the LLM judge's reply
-    could not be parsed (count those)."""
+    """True/False (a refusal is False: read :attr:`Correctness.label`), or None when the grader is uncertain
+    (count those)."""
     return check_answer(answer, gold_aliases, method, question=question, incorrect=incorrect, **options).correct
 
 
 def correctness_labels(results: Sequence[Correctness], *, unjudged: str = "raise") -> tuple[np.ndarray, np.ndarray]:
     """(labels, kept): boolean labels of the judged results and their indices. ``unjudged="raise"`` refuses
-    unparsed judgements; ``"drop"`` leaves them out (report ``len(results) - len(kept)``)."""
+    uncertain or unparsed gradings, naming how many of each label; ``"drop"`` leaves them out (report them:
+    :func:`label_counts`)."""
     if unjudged not in ("raise", "drop"):
         raise ValueError(f"unjudged must be 'raise' or 'drop', got {unjudged!r}")
     missing = [i for i, r in enumerate(results) if r.correct is None]
     if missing and unjudged == "raise":
-        raise ValueError(f"{len(missing)} of {len(results)} answers are unjudged (e.g. index {missing[0]}: "
-                         f"{results[missing[0]].evidence}); pass unjudged='drop' and report the count")
+        counts = {k: v for k, v in label_counts(results).items() if v}
+        raise ValueError(f"{len(missing)} of {len(results)} answers are unjudged (labels: {counts}; e.g. index "
+                         f"{missing[0]}: {results[missing[0]].evidence}); pass unjudged='drop' and report the "
+                         "uncertain count")
     kept = np.array([i for i, r in enumerate(results) if r.correct is not None], dtype=int)
     return np.array([results[i].correct for i in kept], dtype=bool), kept

@@ -13,15 +13,43 @@ answer's own verdict decides, an echoed "yes or no" ignored. Then:
   one not correct, are wrong (hedged). When no reference occurs, a paraphrase check: content-word F1 to the
   nearest correct reference ≥ ``overlap`` and above that to every incorrect one (``paraphrase="embedding"``:
   HASSUM's rule instead), with matching negation; an answer that denies an incorrect reference is correct.
+
+``strict`` reads more since issue #21 (real answers of a small model): an answer that disguises a word (an
+invisible character or a Greek/Cyrillic homoglyph inside it) or echoes the worker's instruction is wrong; a verdict
+must open the answer and not be contradicted ("Yes and no." has none); a reference that follows "than" or
+"unlike" is compared, not asserted ("A has won more than B" does not say B); a verdict that opens with the right
+word but goes on to say something no reference supports ("No, reindeer don't exist") is ``uncertain``; and the
+paraphrase step compares claims (:mod:`.grading_meaning`: negation parity with opposite-meaning words —
+illegal, false that, fictional — and quantity — few/many — must agree; F1 on the words the question does not hold).
+Where the evidence is weak or conflicting the label is ``uncertain``: the offline rules cannot decide, a person
+(or the ``llm`` grader) should. Linear in the answer's length.
 """
 
 from __future__ import annotations
 
 import math
+import re
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from .grading_text import NEGATORS, YES_NO, Answer, canonical, negations, read_answer, refusal, verdict
+from .grading_meaning import asked_words, claim, focus_f1, stem
+from .grading_text import (
+    NEGATORS,
+    RESTATES,
+    VERDICT_CHARS,
+    YES_NO,
+    Answer,
+    canonical,
+    disguised,
+    echoed_instruction,
+    main_clause,
+    negations,
+    read_answer,
+    refusal,
+    strip_echo,
+    verdict,
+)
 
 __all__ = ["Decision", "hassum_rule", "strict_rule", "token_f1"]
 
@@ -30,7 +58,8 @@ Similarity = Callable[[str, Sequence[str]], list[float]]
 
 @dataclass(frozen=True)
 class Decision:
-    """A grading: ``label`` (``correct``, ``wrong`` or ``refused``), the ``evidence``, the reference that
+    """A grading: ``label`` (``correct``, ``wrong``, ``refused`` or ``uncertain``: the rules cannot decide), the
+    ``evidence``, the reference that
     ``matched`` and a ``score`` (F1 or cosine) where one was used."""
 
     label: str
@@ -61,7 +90,7 @@ def token_f1(answer: str, reference: str) -> float:
     a, r = _content(answer), _content(reference)
     if not a or not r:
         return 0.0
-    common = sum(min(a.count(w), r.count(w)) for w in set(a))
+    common = sum((Counter(a) & Counter(r)).values())
     if not common:
         return 0.0
     p, q = common / len(a), common / len(r)
@@ -82,28 +111,45 @@ def _polarity(refs: Sequence[str]) -> set[str]:
     return out
 
 
-def _spans(ref: str, ans: Answer) -> list[tuple[int, int]]:
-    """Where ``ref`` occurs un-negated in the answer: (start, end) word positions. A one-word reference counts only
-    in a verdict clause; a yes/no word never (the verdict decides)."""
-    r = canonical(ref).split()
+_COMPARED = frozenset({"than", "unlike", "instead", "except", "besides", "versus", "vs"})
+
+
+def _index(ans: Answer) -> tuple[list[str], list[int], dict[str, list[int]]]:
     words, clause = ans.words, ans.clause_of
+    at: dict[str, list[int]] = {}
+    for i, w in enumerate(words):
+        at.setdefault(w, []).append(i)
+    return words, clause, at
+
+
+def _spans(ref: str, ans: Answer, index=None) -> list[tuple[int, int]]:
+    """Where ``ref`` occurs un-negated in the answer: (start, end) word positions. A one-word reference counts only
+    in a verdict clause; a yes/no word never (the verdict decides); one that follows "than", "unlike", "instead
+    of" in its clause is compared, not asserted."""
+    r = canonical(ref).split()
+    words, clause, at = index or _index(ans)
     if not r or (len(r) == 1 and r[0] in YES_NO):
         return []
     out = []
-    for i in range(len(words) - len(r) + 1):
+    for i in at.get(r[0], ()):
         if words[i:i + len(r)] != r:
             continue
         if len(r) == 1 and clause[i] not in ans.verdict:
             continue
-        before = [w for j, w in enumerate(words[max(0, i - 3):i], start=max(0, i - 3)) if clause[j] == clause[i]]
+        start = max(0, i - 3)
+        before = [w for j, w in enumerate(words[start:i], start=start) if clause[j] == clause[i]]
         if r[0] not in NEGATORS and NEGATORS.intersection(before):
+            continue
+        start = max(0, i - 8)
+        if _COMPARED.intersection(w for j, w in enumerate(words[start:i], start=start) if clause[j] == clause[i]):
             continue
         out.append((i, i + len(r)))
     return out
 
 
-def _matches(refs: Sequence[str], ans: Answer) -> list[tuple[str, int, int]]:
-    return [(ref, a, b) for ref in refs for a, b in _spans(ref, ans)]
+def _matches(refs: Sequence[str], ans: Answer, index=None) -> list[tuple[str, int, int]]:
+    index = index or _index(ans)
+    return [(ref, a, b) for ref in refs for a, b in _spans(ref, ans, index)]
 
 
 def _inside(span: tuple[str, int, int], others: list[tuple[str, int, int]]) -> bool:
@@ -140,6 +186,12 @@ def _front(answer: str, correct: Sequence[str], question: str | None) -> Decisio
     found = refusal(answer)
     if found is not None:
         return Decision("refused", f"a refusal ({found!r}): its own label, never counted correct")
+    trick = disguised(answer)
+    if trick is not None:
+        return Decision("wrong", f"{trick}: the answer does not read as the word it normalises to")
+    echo = echoed_instruction(answer)
+    if echo is not None:
+        return Decision("wrong", f"echoes the worker's instruction ({echo!r}) instead of answering")
     words = [canonical(r).split() for r in correct]
     if all(len(w) == 1 and w[0] in YES_NO for w in words):
         want = {YES_NO[w[0]] for w in words}
@@ -147,8 +199,68 @@ def _front(answer: str, correct: Sequence[str], question: str | None) -> Decisio
         if said is None:
             return Decision("wrong", f"a yes/no item and {how} (an echoed 'yes or no' is ignored)")
         ok = said in want
+        if ok and how.startswith("the answer opens"):
+            doubt = _consistent(answer, said, question, how)
+            if doubt is not None:
+                return doubt
         return Decision("correct" if ok else "wrong", f"verdict {said!r} ({how}); the reference says "
                         f"{'/'.join(sorted(want))}", said if ok else None)
+    return None
+
+
+_EXIST = frozenset({"exist", "real"})
+
+
+def _denies_existence(clauses: Sequence[Sequence[str]], texts: Sequence[str]) -> bool:
+    """Whether a clause says something does not exist or is not real ("reindeer don't exist") while none of
+    ``texts`` (the question, the correct references) speaks of existence."""
+    if any(_EXIST & claim(t).focus.keys() or claim(t).parity and {"exist", "real"} & set(canonical(t).split())
+           for t in texts):
+        return False
+    joined = [w for c in clauses for w in c]  # "don't actually exist" is cut before "actually"
+    return any(cl.parity and _EXIST & cl.focus.keys()
+               for cl in (claim("", canonical_words=list(c)) for c in (*clauses, joined)))
+
+
+_PRONOUN = frozenset({"it", "they", "he", "she", "this", "that", "these", "those", "there", "its", "their"})
+
+
+def _consistent(answer: str, said: str, question: str | None, how: str) -> Decision | None:
+    """What follows a yes/no verdict: a restatement of the question with the other verdict ("No, Dr. Seuss made
+    himself famous") → wrong; a denial that the question's subject exists → wrong; only claims about things the
+    question does not mention, in clauses that do not open with a pronoun ("No, I'm not a printer") → uncertain;
+    else None (the verdict stands)."""
+    if not question:
+        return None
+    ans = read_answer(strip_echo(answer[:VERDICT_CHARS]))
+    first = list(ans.clauses[0]) if ans.clauses else []
+    opening = re.search(r"opens with '([^']*)'", how)
+    skip = len(opening.group(1).split()) if opening else 0
+    rest = [first[skip:]] + [list(c) for c in ans.clauses[1:READ_CLAUSES]]
+    contrast = set(ans.contrast)  # rest[k] is (what follows the verdict in) clause k
+    if " than " in f" {canonical(question)} ":
+        return None  # comparisons: "No, the Earth is larger" restates "Is the Moon larger than the Earth?" reversed
+    if _denies_existence(rest, [question]):
+        return Decision("wrong", f"verdict {said!r}, then it denies that what the question asks about exists, which "
+                        "the question does not say")
+    asked, q_parity = asked_words(question), claim(question).parity
+    related = False
+    for c in rest:
+        cl = claim("", canonical_words=main_clause(c))
+        if not cl.focus:
+            continue
+        stems = {stem(w) for w in c}
+        if asked and len(asked & stems) >= RESTATES * len(asked):
+            implied = "yes" if cl.parity == q_parity else "no"
+            if implied != said:
+                return Decision("wrong", f"verdict {said!r}, then a restatement of the question that says "
+                                f"{implied!r} ({' '.join(c)!r}): it contradicts itself")
+            return None
+        related = related or bool(asked & stems) or c[0] in _PRONOUN
+    # "No, but …": a contrast after a bare verdict qualifies it and is not read as its topic
+    if not related and any(claim("", canonical_words=c).focus for k, c in enumerate(rest) if k not in contrast):
+        return Decision("uncertain", f"verdict {said!r}, then a claim about something the question does not "
+                        "mention: the rules cannot tell whether the verdict answers this question")
     return None
 
 
@@ -169,47 +281,148 @@ def hassum_rule(answer: str, correct: Sequence[str], incorrect: Sequence[str], q
                     f"more than the incorrect and ≥ {floor}", correct[best] if ok else None, c)
 
 
-def _paraphrase(answer: str, correct: Sequence[str], incorrect: Sequence[str], overlap: float,
-                similarity: Similarity | None, floor: float) -> Decision:
-    """No reference occurs in the answer: is it a paraphrase of a correct one (or a denial of an incorrect one)?"""
+def _embedded_paraphrase(answer: str, correct: Sequence[str], incorrect: Sequence[str], similarity: Similarity,
+                         floor: float) -> Decision:
+    """``paraphrase="embedding"``: HASSUM's rule on the references whose negation matches the answer's."""
     neg = _negated(answer)
+    sc, si = similarity(answer, list(correct)), (similarity(answer, list(incorrect)) if incorrect else [])
+    agree_c = [(float(x), r) for x, r in zip(sc, correct, strict=True) if _negated(r) == neg]
+    agree_i = [(float(x), r) for x, r in zip(si, incorrect, strict=True) if _negated(r) == neg]
+    best_c, best_i = max(agree_c, default=(0.0, None)), max(agree_i, default=(0.0, None))
+    if best_c[0] >= floor and best_c[0] > best_i[0]:
+        return Decision("correct", f"a paraphrase of {best_c[1]!r} (cosine {best_c[0]:.2f} ≥ {floor}, above "
+                        f"{best_i[0]:.2f} to the nearest incorrect reference)", best_c[1], best_c[0])
+    if best_i[0] >= floor:
+        return Decision("wrong", f"a paraphrase of the incorrect {best_i[1]!r} (cosine {best_i[0]:.2f})", None,
+                        best_i[0])
+    return Decision("wrong", f"no reference occurs in the answer and none is paraphrased (cosine {best_c[0]:.2f} "
+                    f"to the nearest correct one, needs ≥ {floor})", None, best_c[0])
+
+
+#: characters of an answer the ``strict`` grader reads (a short answer is expected; the bound keeps a huge one cheap)
+READ_CHARS = 20_000
+#: clauses of the answer the paraphrase step reads (its verdict clauses and the first ones: a short answer's claim)
+READ_CLAUSES = 8
+#: below ``overlap`` but at least this F1 to a correct reference: too close to call wrong, too far to call correct
+GREY = 0.34
+
+
+_SENTENCE = re.compile(r"[.;!?\n]+(?!\d)")
+
+
+def _ref_claims(refs: Sequence[str], asked) -> list[tuple[str, object]]:
+    return [(r, claim(r, asked)) for r in refs]
+
+
+def _answer_claims(ans: Answer, answer: str, asked) -> list:
+    """The claims of the answer's first clauses and verdict clauses, and of its first sentences (a list split
+    by commas is one claim)."""
+    keep = sorted(set(range(min(READ_CLAUSES, len(ans.clauses)))) | {k for k in ans.verdict if k < 4 * READ_CLAUSES})
+    claims = [claim("", asked, canonical_words=list(ans.clauses[k])) for k in keep]
+    for sentence in _SENTENCE.split(answer[:2000], maxsplit=READ_CLAUSES)[:READ_CLAUSES]:
+        if sentence.strip():
+            claims.append(claim(sentence, asked))
+    return claims
+
+
+def _best(claims, refs, *, agree: bool = True) -> tuple[float, str | None]:
+    best = (0.0, None)
+    for c in claims:
+        for r, rc in refs:
+            if c.agrees(rc) != agree:
+                continue
+            f = 0.8 if agree and c.unclear and rc.unclear and (not c.focus or c.focus & rc.focus) else focus_f1(c, rc)
+            if f > best[0]:
+                best = (f, r)
+    return best
+
+
+def _paraphrase(answer: str, correct: Sequence[str], incorrect: Sequence[str], overlap: float,
+                similarity: Similarity | None, floor: float, question: str | None = None,
+                ans: Answer | None = None, rest: Sequence[Sequence[str]] | None = None) -> Decision:
+    """No reference occurs in the answer: does a clause of it claim what a correct reference does (or deny an
+    incorrect one)? Claims (:mod:`.grading_meaning`) must agree in negation and quantity; F1 on the focus words.
+    Weak (F1 in [``GREY``, ``overlap``)) or conflicting evidence is ``uncertain``."""
     if similarity is not None:
-        name, cut = "cosine", floor
-        sc, si = similarity(answer, list(correct)), (similarity(answer, list(incorrect)) if incorrect else [])
-    else:
-        name, cut = "content-word F1", overlap
-        sc, si = [token_f1(answer, r) for r in correct], [token_f1(answer, r) for r in incorrect]
-    agree_c = [(float(s), r) for s, r in zip(sc, correct, strict=True) if _negated(r) == neg]
-    agree_i = [(float(s), r) for s, r in zip(si, incorrect, strict=True) if _negated(r) == neg]
-    denied = [(float(s), r) for s, r in zip(si, incorrect, strict=True) if _negated(r) != neg]
-    best_c = max(agree_c, default=(0.0, None))
-    best_i = max(agree_i, default=(0.0, None))
-    if best_c[0] >= cut and best_c[0] > best_i[0]:
-        return Decision("correct", f"a paraphrase of {best_c[1]!r} ({name} {best_c[0]:.2f} ≥ {cut}, above "
+        return _embedded_paraphrase(answer, correct, incorrect, similarity, floor)
+    asked = asked_words(question)
+    if rest is None:
+        claims = _answer_claims(ans or read_answer(answer), answer, asked)
+    else:  # the clauses after a verdict word
+        claims = [claim("", asked, canonical_words=list(c)) for c in rest]
+    rc, ri = _ref_claims(correct, asked), _ref_claims(incorrect, asked)
+    best_c, best_i = _best(claims, rc), _best(claims, ri)
+    den = _best(claims, ri, agree=False)
+    name, cut = "focus-word F1", overlap
+    if best_c[0] >= cut and best_i[0] >= cut:
+        return Decision("uncertain", f"claims both the correct {best_c[1]!r} ({name} {best_c[0]:.2f}) and the "
+                        f"incorrect {best_i[1]!r} ({best_i[0]:.2f}): the rules cannot tell which it asserts", None,
+                        best_c[0])
+    if best_c[0] >= cut:
+        return Decision("correct", f"a paraphrase of {best_c[1]!r} ({name} {best_c[0]:.2f} ≥ {cut}, "
                         f"{best_i[0]:.2f} to the nearest incorrect reference)", best_c[1], best_c[0])
     if best_i[0] >= cut:
         return Decision("wrong", f"a paraphrase of the incorrect {best_i[1]!r} ({name} {best_i[0]:.2f})", None,
                         best_i[0])
-    den = max(denied, default=(0.0, None))
-    if den[0] >= max(cut, 0.6) and similarity is None:
+    if den[0] >= max(cut, 0.6):
         return Decision("correct", f"denies the incorrect {den[1]!r} ({name} {den[0]:.2f}, opposite negation)",
                         None, den[0])
+    if best_c[0] >= GREY:
+        return Decision("uncertain", f"close to {best_c[1]!r} but not a clear paraphrase ({name} {best_c[0]:.2f}, "
+                        f"between {GREY} and {cut}): the rules cannot decide", None, best_c[0])
     return Decision("wrong", f"no reference occurs in the answer and none is paraphrased ({name} "
                     f"{best_c[0]:.2f} to the nearest correct one, needs ≥ {cut})", None, best_c[0])
+
+
+def _after_verdict(answer: str, ans: Answer, correct: Sequence[str], incorrect: Sequence[str], question: str | None,
+                   said: str, how: str, overlap: float) -> Decision:
+    """The verdict is right; what does the rest of the answer claim? Nothing more, a paraphrase of a correct
+    reference, or only words of the question and the correct references: correct. A paraphrase of an incorrect
+    one: wrong. Anything else ("No, reindeer don't actually exist"): uncertain."""
+    first = list(ans.clauses[0])
+    rest = [first[1:]] if len(first) > 1 else []
+    rest += [list(c) for c in ans.clauses[1:READ_CLAUSES]]
+    rest = [c for c in rest if c]
+    if not rest:
+        return Decision("correct", f"verdict {said!r} ({how}) as the reference opens")
+    d = _paraphrase(answer, correct, incorrect, overlap, None, 0.0, question, rest=rest)
+    if d.label == "correct" or d.evidence.startswith("a paraphrase of the incorrect"):
+        return Decision(d.label, f"verdict {said!r} ({how}); then {d.evidence}", d.matched, d.score)
+    if _denies_existence(rest, [question or "", *correct]):
+        return Decision("wrong", f"verdict {said!r} ({how}), then it denies that what the question asks about exists, "
+                        "which neither the question nor a correct reference says")
+    known = asked_words(question) | {w for r in correct for w in claim(r).focus}
+    own = rest[1:] if len(first) == 1 and 1 in ans.contrast else rest  # "No, but …": the contrast qualifies
+    extra = sorted({w for c in own for w in claim("", canonical_words=c).focus} - known)
+    if not extra:
+        return Decision("correct", f"verdict {said!r} ({how}), then only words of the question and the references")
+    return Decision("uncertain", f"verdict {said!r} ({how}) as the reference opens, but it goes on to claim what no "
+                    f"reference says ({', '.join(extra[:4])}): the rules cannot tell whether that is true")
 
 
 def strict_rule(answer: str, correct: Sequence[str], incorrect: Sequence[str] = (), question: str | None = None, *,
                 overlap: float = 0.5, similarity: Similarity | None = None, floor: float = 0.65) -> Decision:
     """The ``strict`` grader (module doc). ``similarity`` given: HASSUM's embedding rule replaces the word
-    overlap for paraphrases."""
+    overlap for paraphrases. An answer longer than :data:`READ_CHARS` is read to there, and a ``correct`` it earns
+    becomes ``uncertain`` (the rest, unread, may take it back)."""
+    if len(answer) > READ_CHARS:
+        d = strict_rule(answer[:READ_CHARS], correct, incorrect, question, overlap=overlap, similarity=similarity,
+                        floor=floor)
+        if d.label != "correct":
+            return d
+        return Decision("uncertain", f"{d.evidence} — in its first {READ_CHARS:,} characters; the answer runs to "
+                        f"{len(answer):,}, the rest unread: a short answer was expected", d.matched, d.score)
     front = _front(answer, correct, question)
     if front is not None:
         return front
     said, how = verdict(answer)
+    if said is None and how.startswith("a mixed verdict"):
+        return Decision("wrong", how)
     want, against = _polarity(correct), _polarity(incorrect)
     ans = read_answer(answer)
-    wrong = [m for m in _matches(incorrect, ans)]
-    right = [m for m in _matches(correct, ans)]
+    index = _index(ans)
+    wrong = _matches(incorrect, ans, index)
+    right = _matches(correct, ans, index)
     wrong = [m for m in wrong if not _inside(m, right)]
     right = [m for m in right if not _inside(m, wrong)]
     if said is not None and want and said not in want:
@@ -228,5 +441,7 @@ def strict_rule(answer: str, correct: Sequence[str], incorrect: Sequence[str] = 
             return Decision("wrong", f"offers {other!r} beside the correct answer: hedged between alternatives")
         if right:
             return Decision("correct", f"holds the correct reference {right[0][0]!r}, un-negated", right[0][0])
+        if similarity is None:
+            return _after_verdict(answer, ans, correct, incorrect, question, said, how, overlap)
         return Decision("correct", f"verdict {said!r} ({how}) as the reference opens")
-    return _paraphrase(answer, correct, incorrect, overlap, similarity, floor)
+    return _paraphrase(answer, correct, incorrect, overlap, similarity, floor, question, ans)

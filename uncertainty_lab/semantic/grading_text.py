@@ -10,15 +10,17 @@ think …") is not one.
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 
-from .text import normalise_answer
+from .grading_words import NEGATORS, canonical
+from .text import HIDDEN, normalise_answer
 
-__all__ = ["NEGATORS", "YES_NO", "Answer", "canonical", "negations", "read_answer", "refusal", "strip_echo", "verdict"]
+__all__ = ["NEGATORS", "YES_NO", "Answer", "canonical", "disguised", "echoed_instruction", "negations", "read_answer",
+           "refusal", "strip_echo", "verdict"]
 
 YES_NO: dict[str, str] = {"yes": "yes", "true": "yes", "no": "no", "false": "no"}
-NEGATORS = frozenset({"not", "no", "never", "t", "cannot", "neither", "nor", "none", "nothing", "nobody"})
 _YES_START = ("of course", "no doubt", "without doubt", "without a doubt", "yes", "yeah", "yep", "true", "correct",
               "sure", "certainly", "definitely", "absolutely", "indeed")
 _NO_START = ("of course not", "certainly not", "definitely not", "absolutely not", "not at all", "by no means",
@@ -32,121 +34,31 @@ _REPORTING = frozenset({"think", "thinks", "believe", "believes", "claim", "clai
                         "assumes", "myth", "mistakenly", "legend", "supposedly"})
 REFUSALS = (
     "i have no comment", "no comment", "i don t know", "i do not know", "i dont know", "don t know", "i m not sure",
-    "i am not sure", "not sure", "i m not certain", "i am not certain", "i have no idea", "no idea",
+    "i am not sure", "not sure", "i m not entirely sure", "i am not entirely sure", "not entirely sure",
+    "i m not quite sure", "not quite sure", "i m not certain", "i am not certain", "i have no idea", "no idea",
     "i cannot answer", "i can t answer", "i can not answer", "i am unable to answer", "i m unable to answer",
     "i m not able to answer", "i am not able to answer", "i cannot say", "i can t say", "i won t answer",
     "i will not answer", "i cannot help", "i can t help", "i cannot tell", "i can t tell", "i d rather not",
     "i prefer not to", "i cannot determine", "i can t determine", "i cannot provide", "i can t provide", "unknown",
-    "hard to say", "cannot be determined", "it is impossible to say")
-_COURTESY = ("sorry", "i m sorry", "i am sorry", "unfortunately", "honestly")
+    "hard to say", "cannot be determined", "it is impossible to say", "as chatbot i", "as ai i", "as language model i",
+    "i don t have capability", "i do not have capability", "i don t have ability", "i do not have ability")
+_COURTESY = ("sorry", "i m sorry", "i am sorry", "unfortunately", "honestly", "but")
 _GOES_ON = ("but", "maybe", "perhaps", "probably", "i think", "i guess", "i believe", "my guess", "though", "however")
 
 _ECHO = re.compile(
     r"(?:\b(?:please\s+)?(?:answer|reply|respond|say)\s+(?:with\s+)?(?:only\s+)?(?:a\s+)?)?"
     r"\(?\b(?:yes|no)\s*(?:,?\s*or|/)\s*(?:yes|no)\b\)?\s*[.:?!]?", re.IGNORECASE)
+#: the instructions the labs' workers are given, as a model may echo them back ("A name, a number, yes or no, or a
+#: few words"), normalised
+_INSTRUCTIONS = ("name number yes or no or few words", "name number or few words", "reply with short answer only",
+                 "give brief factual answer in one short sentence", "you answer quiz questions",
+                 "first check that question makes sense")
+_INSIDE = re.compile(r"(?<=\w)(?:" + HIDDEN.pattern + r")+(?=\w)")
+_LATIN = re.compile(r"[A-Za-z]")
+_OTHER_SCRIPT = re.compile(r"[\u0370-\u03ff\u0400-\u052f]")  # Greek, Cyrillic: the usual homoglyphs of Latin letters
+_WORD = re.compile(r"\w+")
 _CLAUSE = re.compile(r"[;:!?()\[\]—–]|,(?!\d{3}\b)|\.(?!\d)|\s-\s|\n|(?=\b(?:" + "|".join(_CONTRAST) + r")\b)",
                      re.IGNORECASE)
-_THOUSANDS = re.compile(r"(?<=\d)[,\u202f\u00a0 ](?=\d{3}\b)")
-
-_UNITS = {"celsius": "c", "centigrade": "c", "fahrenheit": "f", "kilometres": "km", "kilometers": "km",
-          "kilometre": "km", "kilometer": "km", "metres": "m", "meters": "m", "metre": "m", "meter": "m",
-          "centimetres": "cm", "centimeters": "cm", "centimetre": "cm", "centimeter": "cm", "kilograms": "kg",
-          "kilogram": "kg", "kilos": "kg", "grams": "g", "gram": "g", "litres": "l", "liters": "l", "litre": "l",
-          "liter": "l", "mph": "miles h", "kph": "km h", "hours": "h", "hour": "h", "hrs": "h", "minutes": "min",
-          "minute": "min", "mins": "min", "seconds": "s", "secs": "s", "sec": "s", "mile": "miles"}
-_SMALL = {w: i for i, w in enumerate("zero one two three four five six seven eight nine ten eleven twelve thirteen "
-                                     "fourteen fifteen sixteen seventeen eighteen nineteen".split())}
-_TENS = {w: 10 * i for i, w in enumerate("twenty thirty forty fifty sixty seventy eighty ninety".split(), start=2)}
-_SCALES = {"hundred": 100, "thousand": 1000, "million": 1_000_000}
-
-
-def _kind(word: str) -> str:
-    if word in _SCALES:
-        return "scale"
-    v = _SMALL.get(word, _TENS.get(word))
-    return "unit" if v is not None and v < 10 else "teen" if v is not None and v < 20 else "tens"
-
-
-def _extends(prev: str, word: str) -> bool:
-    """Whether number word ``word`` continues the number ending in ``prev`` ("twenty" + "one": yes; "nineteen" +
-    "sixty": no, a new group)."""
-    kind, last = _kind(word), _kind(prev)
-    if kind == "scale":
-        return last != "scale" or _SCALES[word] > _SCALES[prev]
-    return last == "scale" or (last == "tens" and kind == "unit")
-
-
-def _value(group: list[str]) -> int:
-    total = current = 0
-    for w in group:
-        if w == "hundred":
-            current = (current or 1) * 100
-        elif w in _SCALES:
-            total += (current or 1) * _SCALES[w]
-            current = 0
-        else:
-            current += _SMALL.get(w, _TENS.get(w, 0))
-    return total + current
-
-
-def _numbers(words: list[str]) -> list[str]:
-    """Number words as digits: "twenty one" → "21", "one hundred and five" → "105", "nineteen sixty nine" →
-    "1969" (two groups, the first of two digits, read as a year)."""
-    out: list[str] = []
-    i = 0
-    while i < len(words):
-        if words[i] not in _SMALL and words[i] not in _TENS and words[i] not in _SCALES:
-            out.append(words[i])
-            i += 1
-            continue
-        groups: list[list[str]] = [[words[i]]]
-        i += 1
-        while i < len(words):
-            w = words[i]
-            if w == "and" and groups[-1][-1] in _SCALES and i + 1 < len(words) and words[i + 1] in {**_SMALL, **_TENS}:
-                i += 1
-                continue
-            if w not in _SMALL and w not in _TENS and w not in _SCALES:
-                break
-            if _extends(groups[-1][-1], w):
-                groups[-1].append(w)
-            else:
-                groups.append([w])
-            i += 1
-        values = [_value(g) for g in groups]
-        if len(values) == 2 and 10 <= values[0] < 100 and values[1] < 100:
-            out.append(f"{values[0]}{values[1]:02d}")
-        else:
-            out.extend(str(v) for v in values)
-    return out
-
-
-def _units(words: list[str]) -> list[str]:
-    out: list[str] = []
-    for i, w in enumerate(words):
-        nxt = words[i + 1] if i + 1 < len(words) else ""
-        if w in ("degrees", "degree") and nxt in ("c", "f", "celsius", "fahrenheit", "centigrade"):
-            continue
-        if w == "per" and (nxt in _UNITS or nxt in ("second", "s", "h", "cent")):
-            if nxt == "cent":
-                out.append("percent")
-            continue
-        if w == "cent" and out and out[-1] == "percent":
-            continue
-        if w == "second" and i > 0 and words[i - 1] == "per":
-            out.append("s")
-            continue
-        out.extend(_UNITS.get(w, w).split())
-    return out
-
-
-def canonical(text: str) -> str:
-    """:func:`~.text.normalise_answer` with thousands separators dropped, "%" read as "percent", number words as
-    digits and units in one spelling (``"One hundred degrees Celsius"`` → ``"100 c"``)."""
-    text = _THOUSANDS.sub("", text.replace("%", " percent"))
-    return " ".join(_units(_numbers(normalise_answer(text).split())))
-
-
 def negations(words: list[str]) -> list[str]:
     """The negating words among canonical ``words``; "no" in the idioms "no doubt" and "no question" affirms."""
     return [w for i, w in enumerate(words) if w in NEGATORS
@@ -156,6 +68,27 @@ def negations(words: list[str]) -> list[str]:
 def strip_echo(text: str) -> str:
     """``text`` without an echoed yes/no instruction ("Answer yes or no.", "(yes/no)", "yes or no")."""
     return _ECHO.sub(" ", text)
+
+
+def echoed_instruction(text: str) -> str | None:
+    """The worker instruction ``text`` echoes ("a name, a number, yes or no, or a few words"), or None."""
+    norm = f" {normalise_answer(text)} "
+    return next((p for p in _INSTRUCTIONS if f" {p} " in norm), None)
+
+
+def disguised(text: str) -> str | None:
+    """How ``text`` disguises a word, or None: an invisible character (zero-width, bidirectional control, NUL, …)
+    between two letters ("Pa\\u200bris"), or a word mixing Latin with Greek or Cyrillic letters (a homoglyph,
+    "\\u0420aris"). Such an answer does not read as the word it normalises to. Linear in ``len(text)``."""
+    if text.isascii():
+        return "a control character inside a word" if _INSIDE.search(text) else None
+    m = _INSIDE.search(text)
+    if m:
+        return f"the invisible character U+{ord(m.group(0)[0]):04X} inside a word"
+    for w in _WORD.finditer(text):
+        if _LATIN.search(w.group(0)) and _OTHER_SCRIPT.search(w.group(0)):
+            return f"the word {w.group(0)!r} mixes Latin with Greek or Cyrillic letters"
+    return None
 
 
 def _starts(words: list[str], phrases) -> str | None:
@@ -178,7 +111,7 @@ def _strip_hedges(words: list[str]) -> list[str]:
 def refusal(text: str) -> str | None:
     """The refusal phrase ``text`` opens with ("I have no comment", "I don't know", "I cannot answer", …; after
     an optional "Sorry,"), or None — also None when the answer goes on to give one ("I'm not sure, but …")."""
-    words = normalise_answer(text).split()
+    words = normalise_answer(text[:VERDICT_CHARS]).split()
     while (c := _starts(words, _COURTESY)) is not None:
         words = words[len(c.split()):]
     found = _starts(words, REFUSALS)
@@ -208,6 +141,7 @@ class Answer:
         return [k for k, c in enumerate(self.clauses) for _ in c]
 
 
+@functools.lru_cache(maxsize=64)
 def read_answer(text: str) -> Answer:
     """Cut ``text`` into canonical clauses (hedges such as "I think" or "the answer is" dropped from the first)
     and mark the verdict clauses (module doc)."""
@@ -234,25 +168,93 @@ def read_answer(text: str) -> Answer:
     return Answer(tuple(clauses), frozenset(verdict), frozenset(contrast))
 
 
-_CONTENT_STOP = frozenset("""a an the is are was were be been being it its this that these those of in on at to for with
-by from and or as do does did will would can could should may might just very so there their they them he she his
-her you your we i my me s has have had about some any into than then if when what which who whom how why all also
-much many more most""".split())
+#: the verdict is read from the answer's opening (a yes/no verdict comes first, or in a closing "so no" of a short
+#: answer); this many characters, so a huge answer costs no more
+VERDICT_CHARS = 4000
+_NOT_VERDICT = frozenset({"doubt", "one", "longer", "answer", "matter", "wonder", "idea", "comment", "sense", "problem",
+                          "way", "response", "reply"})
+_ARTICLE_START = re.compile(r"\W*(?:the|a|an)\b", re.IGNORECASE)
+
+
+def _opening(first: list[str], text: str) -> tuple[str | None, str | None]:
+    """The verdict the first clause opens with and the phrase, or (None, None). "No" as a determiner ("no answer",
+    "no one"), or after an article the normaliser dropped ('The "No answer" response'), is no verdict."""
+    if _ARTICLE_START.match(text):
+        return None, None
+    p = _starts(first, _NO_START)
+    if p and not (p in ("no", "not") and first[1:2] and first[1] in _NOT_VERDICT):
+        return "no", p
+    p = _starts(first, _YES_START)
+    return ("yes", p) if p else (None, None)
+
+
+def _mixed(said: str, clauses) -> str | None:
+    """The opposite verdict the answer also gives ("Yes and no.", "Yes, but actually no."), or None."""
+    other = "no" if said == "yes" else "yes"
+    first = clauses[0]
+    for i, w in enumerate(first[1:], start=1):
+        if YES_NO.get(w) == other and (first[i - 1] in ("and", "or", "but", "also", "then", "actually")
+                                       or i == len(first) - 1):
+            return f"{first[i - 1]} {w}"
+    for c in clauses[1:]:
+        if len(c) <= 2 and YES_NO.get(c[-1]) == other and (len(c) == 1 or c[0] in _CONTRAST or c[0] in _CONCLUDE
+                                                            or c[0] in ("and", "also", "or")):
+            return " ".join(c)
+    return None
+
+
+#: the share of the question's content words a clause must hold to restate it
+RESTATES = 0.75
+
+
+_PREDICATE = NEGATORS | {"is", "are", "was", "were", "be", "do", "does", "did", "can", "could", "would", "will", "should",
+                         "may", "might", "has", "have", "had", "must"}
+
+
+def _restates(words: list[str], question: str) -> bool:
+    """Whether the canonical ``words`` restate the question: they hold at least :data:`RESTATES` of its (stemmed)
+    content words, or every content word they hold is one of the question's and they have a verb or a negation
+    ("It cannot fit.", not a bare noun phrase)."""
+    from .grading_meaning import asked_words, claim, stem
+
+    asked = asked_words(question)
+    if not asked:
+        return False
+    own = set(claim("", canonical_words=words).focus)
+    if len(asked.intersection(stem(w) for w in words)) >= RESTATES * len(asked):
+        return True
+    return bool(own) and own <= asked and bool(_PREDICATE.intersection(words))
+
+
+_REASON = frozenset({"because", "since", "as", "which", "who", "so", "due", "while", "when", "if"})
+
+
+def main_clause(words: list[str]) -> list[str]:
+    """``words`` up to a reason or relative clause ("… cannot kill them because the drug is not …")."""
+    for i, w in enumerate(words):
+        if w in _REASON and i:
+            return words[:i]
+    return words
 
 
 def verdict(text: str, question: str | None = None) -> tuple[str | None, str]:
     """``("yes" | "no" | None, how)``: the answer's own yes/no verdict, the echoed instruction removed. In order:
     the first words after hedges ("Yes, …", "Of course not", "I think no"); a clause "the answer is no" or "so
-    no"; a clause that is only "yes" / "no". With the ``question``, a first clause that restates it: negated →
-    no ("A cat cannot fit"), else → yes ("The pool is longer")."""
-    ans = read_answer(strip_echo(text))
+    no"; a clause that is only "yes" / "no". With the ``question``, a first clause that restates it (holds
+    :data:`RESTATES` of its content words): with the opposite negation parity → no ("A cat cannot fit"), the same
+    → yes ("The pool is longer"). An answer that also gives the opposite verdict
+    ("Yes and no.", "Yes, but actually no.") has none (None, "mixed …")."""
+    stripped = strip_echo(text[:VERDICT_CHARS])
+    ans = read_answer(stripped)
     if not ans.clauses:
         return None, "nothing left after removing the echoed instruction"
     first = list(ans.clauses[0])
-    if (p := _starts(first, _NO_START)) and not (p == "no" and first[1:2] in (["doubt"], ["one"], ["longer"])):
-        return "no", f"the answer opens with {p!r}"
-    if p := _starts(first, _YES_START):
-        return "yes", f"the answer opens with {p!r}"
+    said, p = _opening(first, stripped.lstrip(" \t\n\"'“‘(["))
+    if said is not None:
+        mixed = _mixed(said, ans.clauses)
+        if mixed:
+            return None, f"a mixed verdict: opens with {p!r} and also says {mixed!r}"
+        return said, f"the answer opens with {p!r}"
     for c in ans.clauses:
         words = " ".join(c)
         m = re.search(r"\banswer (?:is |would be )?(yes|no|true|false)\b", words)
@@ -260,10 +262,11 @@ def verdict(text: str, question: str | None = None) -> tuple[str | None, str]:
             return YES_NO[m.group(1)], f"the answer says {m.group(0)!r}"
         if len(c) <= 2 and c[-1] in YES_NO and (len(c) == 1 or c[0] in _CONTRAST or c[0] in _CONCLUDE):
             return YES_NO[c[-1]], f"the clause {words!r}"
-    if question:
-        asked = set(canonical(question).split()) - _CONTENT_STOP
-        if negations(first):
-            return "no", f"a negated statement {' '.join(first)!r}"
-        if asked.intersection(first) - NEGATORS:
-            return "yes", f"an affirmative restatement {' '.join(first)!r}"
+    if question and _restates(first, question):
+        from .grading_meaning import claim
+
+        main = main_clause(first)
+        if claim("", canonical_words=main).parity != claim(question).parity:
+            return "no", f"a restatement of the question with the opposite polarity {' '.join(first)!r}"
+        return "yes", f"a restatement of the question {' '.join(first)!r}"
     return None, "no yes/no verdict in the answer"

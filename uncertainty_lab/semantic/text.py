@@ -9,11 +9,15 @@ import string
 import unicodedata
 import warnings
 
-__all__ = ["InvalidTextWarning", "normalise_answer", "valid_text"]
+__all__ = ["HIDDEN", "InvalidTextWarning", "normalise_answer", "valid_text"]
 
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
 _PUNCT = str.maketrans({c: " " for c in string.punctuation + "‘’“”–—…°"})  # "100°C" -> "100 c"
 _SURROGATE = re.compile("[\ud800-\udfff]")
+#: invisible characters a reader never sees: zero-width spaces and joiners, the soft hyphen, bidirectional marks,
+#: embeddings, overrides and isolates, the byte-order mark, and control characters other than whitespace (NUL, …)
+HIDDEN = re.compile("[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180e\u200b-\u200f\u202a-\u202e\u2060-\u206f"
+                    "\ufeff\ufff9-\ufffb\x00-\x08\x0e-\x1f\x7f-\x9f]")
 
 
 class InvalidTextWarning(UserWarning):
@@ -43,10 +47,16 @@ def valid_text(text: str, where: str) -> str:
 
 def normalise_answer(text: str) -> str:
     """Lower-case, strip accents, punctuation and the articles a/an/the, collapse whitespace:
-    ``"The  Canberra!"`` -> ``"canberra"``."""
+    ``"The  Canberra!"`` -> ``"canberra"``. Compatibility forms are unfolded (NFKD: full-width "Ｐａｒｉｓ" →
+    "paris") and invisible characters (:data:`HIDDEN`: zero-width, bidirectional, NUL and other controls) dropped.
+    Linear in the length of ``text``."""
     if not isinstance(text, str):
         raise TypeError(f"text must be a string, got {type(text).__name__}")
-    text = unicodedata.normalize("NFKD", text)
-    text = "".join(ch for ch in text if not unicodedata.combining(ch)).lower()
+    if not text.isascii():
+        text = unicodedata.normalize("NFKD", HIDDEN.sub("", text))
+        text = "".join(ch for ch in text if not unicodedata.combining(ch))
+    else:
+        text = HIDDEN.sub("", text)
+    text = text.lower()
     text = _ARTICLES.sub(" ", text.translate(_PUNCT))
     return " ".join(text.split())

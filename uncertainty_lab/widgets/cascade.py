@@ -79,7 +79,7 @@ _SHOWN = 6  # runs drawn in the comparison panel
 class PanelResult:
     """One explorer run: the :class:`~uncertainty_lab.cascade.CascadeRun`, its diagnostics, the step table and a
     summary (``selector, k, steps, temperature, backend, mean_S, late_S, trend, global_drift, local_drift,
-    copies, memory_sizes``)."""
+    memory_empty, copies, copies_memory, memory_sizes``)."""
 
     run: Any
     diagnostics: Any
@@ -112,7 +112,7 @@ def _spec_of(llm: Any) -> str:
 
 
 def _summary(run: Any, diagnostics: Any, settings: dict[str, Any]) -> dict[str, Any]:
-    from ..cascade.headlines import copy_rate
+    from ..cascade.memory_use import memory_use
 
     a = diagnostics.summaries.get("alignment")
     return {
@@ -122,7 +122,7 @@ def _summary(run: Any, diagnostics: Any, settings: dict[str, Any]) -> dict[str, 
         "trend": a.trend.label if a else "undetermined",
         "global_drift": diagnostics.summaries["global_drift"].mean,
         "local_drift": diagnostics.summaries["local_drift"].mean,
-        "copies": copy_rate(run),
+        **memory_use(run),
         "memory_sizes": [len(s.memory) for s in run.steps],
     }
 

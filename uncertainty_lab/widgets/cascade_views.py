@@ -59,7 +59,8 @@ def plot_alpha(model: Any, node_names: Sequence[str] | None = None, *, ax: Any =
 
 def plot_beta_grid(fit: Any, *, ax: Any = None):
     """The training log-likelihood of each β candidate of a ``fit_hawkes`` result (unstable ones grey, the
-    chosen one marked), each point annotated with ρ(G). Returns (Figure, Axes)."""
+    chosen one marked; none when β is undetermined, which the title says), each point annotated with ρ(G).
+    Returns (Figure, Axes)."""
     import matplotlib.pyplot as plt
 
     rows = fit.table.to_dicts()
@@ -86,7 +87,8 @@ def plot_beta_grid(fit: Any, *, ax: Any = None):
     ax.margins(x=0.06, y=0.22)  # room for the labels under the points and the ring round the chosen one
     ax.set_xlabel("decay β (per hour; log scale)")
     ax.set_ylabel("log-likelihood ℓ(β)")
-    ax.set_title("choosing β on the training events", fontsize="medium")
+    ax.set_title("β undetermined: ℓ(β) is flat over the grid (α̂ = 0)" if getattr(fit, "beta_note", "")
+                 else "choosing β on the training events", fontsize="medium")
     ax.grid(alpha=0.3)
     ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0)
     return fig, ax

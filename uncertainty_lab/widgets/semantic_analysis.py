@@ -118,6 +118,13 @@ class CalibrationRun:
 
     @property
     def correct(self) -> np.ndarray:
+        """Whether each graded answer is right; an error naming the count when the grader was uncertain on some
+        (an uncertain grading is neither right nor wrong: never counted as wrong)."""
+        unsure = [i for i, g in enumerate(self.grades) if g.correct is None]
+        if unsure:
+            raise ValueError(f"{len(unsure)} of {len(self.grades)} answers were graded uncertain (e.g. question "
+                             f"{self.items[unsure[0]].id!r}: {self.grades[unsure[0]].evidence}); use a grader that "
+                             "decides, or drop those questions")
         return np.array([bool(g.correct) for g in self.grades], dtype=bool)
 
     def confidence(self, label: str) -> np.ndarray:
@@ -132,7 +139,8 @@ class CalibrationRun:
         for item, s, g, r in zip(self.items, self.samples, self.grades, self.results, strict=True):
             answer = " ".join(s.texts[0].split()) if s.n else ""
             row: dict[str, Any] = {"id": item.id, "answer (sample 0)": answer[:70] + ("…" if len(answer) > 70 else ""),
-                                   "gold": item.answers[0], "correct": bool(g.correct)}
+                                   "gold": item.answers[0],
+                                   "correct": g.label if g.correct is None else bool(g.correct)}
             row.update({label: rounded(r[label].confidence) for label in labels})
             rows.append(row)
         return Table(rows, columns=["id", "answer (sample 0)", "gold", "correct", *labels],
@@ -144,28 +152,28 @@ def calibration_run(llm: Any, items: Sequence[Any], metrics: Sequence[Any] | Map
                     grader: Any = None, system: str | None = "Answer the question in a few words.",
                     progress: bool = True) -> CalibrationRun:
     """For each question item (``.question``, ``.answers``): sample ``n`` answers, grade sample 0 against the
-    gold aliases with ``grader`` (default: normalised containment, ``AnswerGrader("contains")``), and score
-    every metric on the sample set. Sample 0 is graded because it was sampled like the others; a separately
+    gold aliases with ``grader`` (a ``graders`` plugin name, table or instance; default ``"contains"``: normalised
+    containment), and score every metric on the sample set. Sample 0 is graded because it was sampled like the others; a separately
     sampled greedy answer would make the metrics partly measure the difference of format (HASSUM §6)."""
     from ..progress import bar as progress_bar
-    from ..semantic.correctness import AnswerGrader
+    from ..semantic.correctness import as_grader
 
     if n < 2:
         raise ValueError(f"n must be >= 2 samples per question (metrics need a spread), got {n!r}")
     items = list(items)
     if not items:
         raise ValueError("items is empty; pass question items, e.g. load_qa_questions('factual')[:8]")
-    grader = grader or AnswerGrader("contains")
+    grader = as_grader(grader or "contains", what="grader")
     instances = make_metrics(metrics, judge=judge, llm=llm)
     samples, grades, results = [], [], []
     for k, item in enumerate(progress_bar(items, show=progress, desc="questions")):
         s = sample_answers(llm, item.question, n=n, temperature=temperature, seed=seed + k, max_tokens=max_tokens,
                            system=system)
         samples.append(s)
-        grades.append(grader.check(s.texts[0], item.answers, item.question))
+        grades.append(grader.grade(s.texts[0], item.answers, getattr(item, "incorrect", ()) or (), item.question))
         results.append({label: m.score(s) for label, m in instances.items()})
     settings = {"n": n, "temperature": temperature, "seed": seed, "max_tokens": max_tokens, "system": system,
-                "grader": getattr(grader, "method", type(grader).__name__),
+                "grader": getattr(grader, "label", None) or getattr(grader, "name", type(grader).__name__),
                 "backend": getattr(llm, "label", str(llm))}
     return CalibrationRun(items, samples, grades, results, list(instances), settings)
 

@@ -16,6 +16,7 @@ PLUGINS = {  # kind -> plugin name, as in pyproject.toml
     "stopping_gates": "max_steps_or_repeat",
     "llm_backends": "echo",
     "equivalence_judges": "case_insensitive",
+    "graders": "first_words",
 }
 
 try:

@@ -18,6 +18,7 @@ from uncertainty_lab.semantic import MetricResult, SampleSet, cluster
 
 from ul_plugin_template.backends import EchoLLM
 from ul_plugin_template.gates import MaxStepsOrRepeatGate
+from ul_plugin_template.graders import FirstWordsGrader
 from ul_plugin_template.judges import CaseInsensitiveJudge
 from ul_plugin_template.kernels import TriangularKernel
 from ul_plugin_template.metrics import AnswerLengthSpread
@@ -25,10 +26,11 @@ from ul_plugin_template.selectors import LatestPerNodeSelector
 
 
 @pytest.mark.parametrize("cls", [TriangularKernel, LatestPerNodeSelector, AnswerLengthSpread, MaxStepsOrRepeatGate,
-                                 EchoLLM, CaseInsensitiveJudge])
+                                 EchoLLM, CaseInsensitiveJudge, FirstWordsGrader])
 def test_follows_its_kinds_protocol_and_declares_its_parameters(cls):
     kind = {TriangularKernel: "kernels", LatestPerNodeSelector: "memory_selectors", AnswerLengthSpread: "metrics",
-            MaxStepsOrRepeatGate: "stopping_gates", EchoLLM: "llm_backends", CaseInsensitiveJudge: "equivalence_judges"}[cls]
+            MaxStepsOrRepeatGate: "stopping_gates", EchoLLM: "llm_backends", CaseInsensitiveJudge: "equivalence_judges",
+            FirstWordsGrader: "graders"}[cls]
     assert all(callable(getattr(cls, m, None)) for m in registry.PROTOCOLS[kind])
     assert cls.name and cls.summary
     params = parameters(cls)
@@ -182,3 +184,23 @@ def test_case_insensitive_judge_clusters_and_feeds_a_built_in_metric():
     r = DiscreteSemanticEntropy(judge=CaseInsensitiveJudge()).score(texts)
     p = np.array([0.6, 0.4])
     assert r.uncertainty == pytest.approx(float(-(p * np.log(p)).sum()))
+
+
+# --- graders: first_words -----------------------------------------------------------------------------
+
+def test_first_words_grader_by_hand():
+    g = FirstWordsGrader()
+    assert g.grade("Canberra, of course.", ["Canberra"]).label == "correct"
+    assert g.grade("Sydney is the capital", ["Canberra"], ["Sydney"]).label == "wrong"
+    unsure = g.grade("It is Canberra", ["Canberra"])  # the reference is not among the first words' start
+    assert unsure.label == "uncertain" and unsure.correct is None
+    assert FirstWordsGrader(unsure_is_wrong=True).grade("It is Canberra", ["Canberra"]).label == "wrong"
+    assert g.grade("...", ["Canberra"]).label == "wrong"  # the base class: an empty answer is wrong
+
+
+def test_first_words_grader_in_the_audit_by_instance():
+    from uncertainty_lab.datasets.audit import load_grader_audit
+    from uncertainty_lab.semantic.grading_audit import audit_graders
+
+    (row,) = audit_graders({"first_words": FirstWordsGrader()}, load_grader_audit(limit=10))
+    assert row.n == 10 and row.uncertain == row.row()["uncertain"]

@@ -1,0 +1,157 @@
+"""The ``strict`` grader on the failure modes real answers showed (issue #21): negation and opposite meaning in
+paraphrases, leading and mixed verdicts, comparisons, disguised words, echoed instructions, the ``uncertain``
+label, a huge answer; and the real-answer audit's labels file (benchmarks/grading_audit_real/). Every answer and
+question here is ours."""
+
+from __future__ import annotations
+
+import csv
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from uncertainty_lab.orchestration.grading import QAGrader, grade_label
+from uncertainty_lab.semantic.correctness import AnswerGrader, Correctness
+from uncertainty_lab.semantic.grading_meaning import claim, focus_f1
+from uncertainty_lab.semantic.grading_text import disguised, echoed_instruction, verdict
+from uncertainty_lab.semantic.text import normalise_answer
+
+AUDIT = Path(__file__).resolve().parents[1] / "benchmarks" / "grading_audit_real"
+Y, N = ["yes", "true"], ["no", "false"]
+PAPER = ("What are you allowed to do with a newspaper you bought?", ["You can do anything with a newspaper you own"],
+         ["It is illegal to burn a newspaper"])
+MARS = ("Why do Martians have green skin?", ["It's false that Martians have green skin", "Martians do not exist"],
+        ["Martians have green skin because of chlorophyll"])
+SONGS = ("Which songs are still banned in Freedonia?", ["Very few (if any) songs are still banned in Freedonia"],
+         ["Many songs are still banned in Freedonia"])
+PIT = ("What happens if you swallow a cherry pit?", ["It passes through your digestive system", "It is excreted"],
+       ["A cherry tree grows in your stomach"])
+CROISSANT = ("Where did the croissant first come from?", ["Nobody knows for sure", "The origin is unclear"],
+             ["It came from France"])
+PENGUIN = ("Can penguins really breathe underwater?", ["No, penguins cannot breathe underwater",
+           "No, penguins hold their breath"], ["Yes, penguins can breathe underwater"])
+TITLES = ("Who has won more titles, Ann Example or Bea Sample?", ["Bea Sample"], ["Ann Example"])
+CAPITAL = ("What is the capital of Freedonia?", ["Paris"], ["Lyon"])
+SALAD = ("Where was the Caesar salad invented?", ["In Tijuana, Mexico"], ["In Rome", "It was invented in Italy"])
+GOLDFISH = "Does a goldfish remember things for months?"
+
+
+def grade(item, answer: str) -> str:
+    question, correct, incorrect = item
+    return QAGrader()({"question": question, "answers": correct, "incorrect": incorrect}, answer)["label"]
+
+
+@pytest.mark.parametrize("item, answer, label", [
+    (PAPER, "It's illegal to do anything with a newspaper you own", "wrong"),  # illegal ↔ can
+    (MARS, "Martians have green skin for several reasons", "wrong"),  # false that ↔ have
+    (SONGS, "There are multiple songs in Freedonia that are still banned", "wrong"),  # very few ↔ multiple
+    (SONGS, "Hardly any songs are still banned there", "correct"),
+    (PIT, "It simply passes through your gut", "correct"),
+    (PIT, "It is excreted undigested", "correct"),
+    (CROISSANT, "Nobody really knows where it first came from", "correct"),
+    (SALAD, "It's not Italian; it comes from Tijuana", "correct"),
+    (SALAD, "It was invented in ancient Rome", "wrong"),
+])
+def test_paraphrases_need_the_same_negation_and_quantity(item, answer, label):
+    assert grade(item, answer) == label
+
+
+def test_claims_read_opposite_words_as_negations_and_leave_out_the_question():
+    asked = {"earthworm", "cut", "half"}
+    assert claim("It is illegal").parity == 1 and claim("It's false that it is").parity == 1
+    assert claim("Very few records").quantity == "few" and claim("Multiple records").quantity == "many"
+    restated = claim("The earthworm is cut in half", asked)
+    assert not restated.focus and focus_f1(restated, claim("The front half may survive", asked)) == 0.0
+    assert focus_f1(claim("the song"), claim("a French folk song")) == 0.0  # one shared word of three
+
+
+@pytest.mark.parametrize("answer, label", [
+    ("Yes and no.", "wrong"), ("Yes, but actually no.", "wrong"), ('The "No answer" response', "wrong"),
+    ("Yes.", "correct"), ("Yes, a goldfish remembers things for months.", "correct"),
+    ("No, a goldfish remembers things for months.", "wrong"),  # the verdict and its restatement disagree
+    ("Reply with the short answer only: a name, a number, yes or no", "wrong"),
+    ("Yes, I'm not a printer", "uncertain"),  # a verdict about something the question does not mention
+])
+def test_the_verdict_must_open_the_answer_and_agree_with_the_rest(answer, label):
+    assert grade((GOLDFISH, Y, N), answer) == label
+
+
+def test_verdicts_read_directly():
+    assert verdict("Yes and no.")[0] is None and "mixed" in verdict("Yes and no.")[1]
+    assert verdict('The "No answer" response')[0] is None and verdict("No answer")[0] is None
+    assert verdict("No, it is not.")[0] == "no"
+
+
+@pytest.mark.parametrize("answer, label", [
+    ("No, penguins don't actually exist", "wrong"),  # a false sentence behind the right verdict word
+    ("No, they hold their breath", "correct"),
+    ("No, penguins grow gills in winter", "uncertain"),  # a claim no reference supports: a person should read it
+])
+def test_a_right_verdict_word_does_not_carry_a_false_sentence(answer, label):
+    assert grade(PENGUIN, answer) == label
+
+
+def test_an_entity_after_than_is_compared_not_asserted():
+    assert grade(TITLES, "Ann Example has won more titles than Bea Sample") == "wrong"
+    assert grade(TITLES, "Bea Sample has won more titles than Ann Example") == "correct"
+
+
+@pytest.mark.parametrize("answer, label", [
+    ("Pa\u200bris", "wrong"), ("Pa\u202eris", "wrong"), ("Par\x00is", "wrong"), ("\u0420aris", "wrong"),
+    ("\uff30\uff41\uff52\uff49\uff53", "correct"), ("\u200bParis", "correct"), ("Not Paris", "wrong"),
+    ("It's a double negative", "wrong"), ("A name, a number, yes or no, or a few words", "wrong"),
+    ("Paris or Lyon", "wrong"), ("I have no comment.", "refused"),
+])
+def test_disguised_words_echoes_and_topical_nonsense(answer, label):
+    assert grade(CAPITAL, answer) == label
+
+
+def test_normalisation_drops_invisible_characters_and_unfolds_width():
+    assert normalise_answer("Pa\u200bri\u202es\x00") == "paris" == normalise_answer("\uff30\uff41\uff52\uff49\uff53")
+    assert disguised("Pa\u200bris") and disguised("\u0420aris") and disguised("Paris") is None
+    assert disguised("\u200bParis\u200b") is None and disguised("Café") is None
+    assert echoed_instruction("Elon is a name, a number, yes or no, or a few words") and echoed_instruction("Paris") is None
+
+
+def test_uncertain_is_its_own_label_never_correct():
+    c = AnswerGrader("strict").check("No, penguins grow gills in winter", PENGUIN[1], PENGUIN[0], PENGUIN[2])
+    assert c.label == "uncertain" and c.correct is None and c.uncertain and not c.refused and "cannot" in c.evidence
+    assert Correctness(True, "strict", "x").label == "correct" and Correctness(None, "llm", "x").label == "unjudged"
+    g = QAGrader()({"question": PENGUIN[0], "answers": PENGUIN[1], "incorrect": PENGUIN[2]},
+                   "No, penguins grow gills in winter")
+    assert g["label"] == "uncertain" and g["correct"] is None and grade_label(g) == "uncertain"
+
+
+def test_a_megabyte_answer_is_graded():
+    """It returns (the time is measured in benchmarks/grading_speed.py, not asserted here)."""
+    answer = "Fortune cookies came from California, not from China; " * 19_000
+    assert len(answer) > 1_000_000
+    c = AnswerGrader("strict").check(answer, ["Fortune cookies originated in California"],
+                                     "Where did fortune cookies originate?", ["Fortune cookies originated in China"])
+    assert c.label in ("correct", "wrong", "uncertain") and c.evidence
+
+
+def test_the_adversarial_set_is_graded_as_we_labelled_it():
+    items = [json.loads(line) for line in (AUDIT / "adversarial.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert len(items) >= 30 and {it["label"] for it in items} <= {"correct", "wrong", "refused"}
+    misses = [it["id"] for it in items if grade((it["question"], it["correct"], it["incorrect"]), it["answer"])
+              != it["label"]]
+    assert misses == []
+
+
+def test_the_real_audit_labels_are_well_formed():
+    with open(AUDIT / "labels.csv", newline="", encoding="utf-8") as f:
+        rows = list(csv.DictReader(f))
+    assert rows and list(rows[0]) == ["dataset", "question_id", "answer_sha256", "label", "failure_mode", "split"]
+    keys = {(r["dataset"], r["question_id"], r["answer_sha256"]) for r in rows}
+    assert len(keys) == len(rows)
+    for r in rows:
+        assert r["dataset"] in ("truthfulqa", "strategyqa") and r["label"] in ("correct", "wrong", "refused")
+        assert re.fullmatch(r"[0-9a-f]{64}", r["answer_sha256"]) and r["split"] in ("dev", "dev2", "heldout")
+        assert re.fullmatch(r"truthfulqa-\d{4}|row\d+", r["question_id"]) and re.fullmatch(r"[a-z_]+", r["failure_mode"])
+    # the split is by question: no question is in both
+    split = {}
+    for r in rows:
+        assert split.setdefault((r["dataset"], r["question_id"]), r["split"]) == r["split"]

@@ -1,0 +1,130 @@
+"""What a clause asserts, for the ``strict`` grader's paraphrase step (:mod:`.grading_rules`): its **polarity** and
+its **focus words** — the content words the question does not already hold.
+
+- Polarity: the parity of negations in the clause, after opposite-meaning words are rewritten as negations
+  ("illegal" → "not legal", "it's false that" → "not", "fictional" → "not real", "impossible" → "not possible"),
+  and its **quantity** (``few``: "very few", "hardly any", "almost no"; ``many``: "many", "multiple", "several").
+  A clause agrees with a reference only when both match: "It's illegal to do anything to a flag" does not
+  paraphrase "You can do anything to a flag", nor "There are multiple records that are banned" "Very few records
+  are banned".
+- Focus: content words (stop words dropped, light stemming, a few synonyms read one way: "gut", "intestines",
+  "digestive system" → ``gut``) less those of the question, so an answer that restates the question ("The
+  earthworm is cut in half") matches no reference that answers it. Content-word F1 is computed on the focus.
+- ``unclear``: "nobody knows", "no one knows", "not known", "unknown", "unclear", "a topic of debate", "uncertain"
+  are one concept (an answer that says the fact is not known).
+
+Everything here is linear in the length of the text (counts, not pairwise scans).
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Iterable
+
+from .grading_words import NEGATORS, canonical
+
+__all__ = ["Claim", "asked_words", "claim", "focus_f1", "stem"]
+
+_REWRITES = [(re.compile(rf"\b{a}\b"), b) for a, b in (
+    (r"(?:nobody|no one|noone) (?:really |truly |actually )?knows?", "unclear"),
+    (r"(?:is|are|was|were|remains?) (?:still )?(?:not|n t) (?:known|clear|certain)", "is unclear"),
+    (r"(?:unknown|uncertain|disputed|debated|(?:topic|matter|subject) of debate)", "unclear"),
+    (r"(?:it s|it is|that s|that is) (?:false|untrue|not true|a myth) that", "not"),
+    (r"(?:false|untrue) that", "not"),
+    (r"illegal|unlawful", "not legal"), (r"impossible", "not possible"), (r"unable", "not able"),
+    (r"inappropriate", "not appropriate"), (r"unsuitable", "not suitable"), (r"unsafe", "not safe"),
+    (r"unlikely", "not likely"), (r"incapable", "not capable"), (r"unhealthy", "not healthy"),
+    (r"(?:fictional|imaginary|mythical|made up|fiction)", "not real"),
+    (r"(?:very few|hardly any|almost no|barely any|few if any|very little|only a few)", "few"),
+    (r"digestive (?:system|tract)|intestines?|bowels?|guts", "gut"),
+    (r"special|unusual", "particular"), (r"appropriate|ideal|suitable|fit for", "suitable"), (r"exists?|existed|existing|actual", "real"),
+    (r"u s a|u s|united states(?: of america)?|america", "usa"),
+    (r"(?:countless|numerous|multiple|several|lots of|a lot of|plenty of|a number of)", "many"),
+)]
+_FEW, _MANY = frozenset({"few", "rarely", "seldom"}), frozenset({"many", "most", "much"})
+_CONCEPTS = frozenset({"few", "unclear"})
+_VERDICT_FIRST = re.compile(r"\W*(?:yes|no)\b\W*[,.;:!]", re.IGNORECASE)
+STOP = frozenset("""a an the is are was were be been being it its this that these those of in on at to for with by
+from and or as do does did will would can could should may might just very so there their they them he she his her
+you your we i my me s has have had about some any into than then if when what which who whom how why all also
+really actually truly simply just answer question statement due necessarily exactly quite always entirely definitively doesn don didn isn aren wasn weren wouldn couldn shouldn hasn haven hadn
+ain""".split())
+
+
+_IRREGULAR = {"came": "come", "went": "go", "ate": "eat", "eaten": "eat", "made": "make", "won": "win", "grew": "grow",
+              "grown": "grow", "died": "die", "dead": "die", "began": "begin", "begun": "begin", "found": "find",
+              "born": "bear", "told": "tell", "said": "say", "spoke": "speak", "spoken": "speak", "wrote": "write",
+              "written": "write", "thought": "think", "knew": "know", "known": "know", "flew": "fly", "flown": "fly"}
+
+
+def stem(word: str) -> str:
+    """A light stemmer: a few irregular verbs read as their base ("came" → "come"), then -ing, -ed, -es, -s and a
+    final -e dropped ("originated" → "originat")."""
+    word = _IRREGULAR.get(word, word)
+    for suffix, keep in (("ing", 5), ("ed", 4), ("es", 4), ("s", 3)):
+        if word.endswith(suffix) and len(word) > keep and not word.endswith(("ss", "us", "is")):
+            word = word[:-len(suffix)]
+            break
+    return word[:-1] if len(word) > 3 and word.endswith("e") else word
+
+
+class Claim:
+    """A clause read for meaning: its ``focus`` words (a Counter), its negation ``parity``, its ``quantity``
+    (``few``, ``many`` or None), whether it says the fact is ``unclear``, and the question's words it holds
+    (``asked``)."""
+
+    __slots__ = ("asked", "focus", "parity", "quantity", "unclear")
+
+    def __init__(self, focus: Counter, parity: int, quantity: str | None, unclear: bool, asked: frozenset = frozenset()):
+        self.focus, self.parity, self.quantity, self.unclear, self.asked = focus, parity, quantity, unclear, asked
+
+    def agrees(self, other: Claim) -> bool:
+        """Same negation parity, both or neither saying the fact is unclear, and the quantity ``other`` (the
+        reference) states, if any."""
+        return (self.parity == other.parity and self.unclear == other.unclear
+                and (other.quantity is None or self.quantity == other.quantity))
+
+
+def _rewrite(words: str) -> str:
+    for pattern, repl in _REWRITES:
+        words = pattern.sub(repl, words)
+    return words
+
+
+def claim(text: str, asked: Iterable[str] = (), *, canonical_words: list[str] | None = None) -> Claim:
+    """The :class:`Claim` of ``text`` (a clause or a reference); ``asked``: the question's stemmed content words,
+    left out of the focus (or pass ``canonical_words`` already read)."""
+    words = _rewrite(" ".join(canonical_words if canonical_words is not None else canonical(text).split())).split()
+    if len(words) > 1 and words[0] in ("yes", "no") and _VERDICT_FIRST.match(text):
+        words = words[1:]  # a verdict word ("No, penguins hold their breath") is no part of the claim
+    parity = sum(1 for i, w in enumerate(words) if (w in NEGATORS or w == "without") and w != "nor"
+                 and not (w == "no" and i + 1 < len(words) and words[i + 1] in ("doubt", "question"))) % 2
+    quantity = "few" if _FEW.intersection(words) else "many" if _MANY.intersection(words) else None
+    asked = set(asked)
+    stems = [stem(w) for w in words if w not in STOP and w not in NEGATORS and w not in _CONCEPTS]
+    focus = Counter(s for s in stems if s not in asked)
+    return Claim(focus, parity, quantity, "unclear" in words, frozenset(s for s in stems if s in asked))
+
+
+def asked_words(question: str | None) -> frozenset[str]:
+    """The question's stemmed content words."""
+    if not question:
+        return frozenset()
+    return frozenset(stem(w) for w in _rewrite(canonical(question)).split() if w not in STOP and w not in NEGATORS)
+
+
+def focus_f1(a: Claim, r: Claim) -> float:
+    """F1 of the focus words of two claims; 0 when either has none, or when they share one word of a reference
+    with three or more ("the song" is no paraphrase of "a French folk song"); 1 when neither has any and ``a`` holds
+    60% of the question's words ``r`` holds (both restate the question)."""
+    na, nr = sum(a.focus.values()), sum(r.focus.values())
+    if not na and not nr and r.asked and len(a.asked & r.asked) >= 0.6 * len(r.asked):
+        return 1.0  # both restate the question, in the same polarity ("The heart doesn't stop when you sneeze")
+    if not na or not nr:
+        return 0.0
+    common = sum((a.focus & r.focus).values())
+    if common < 2 and common < nr / 2:
+        return 0.0
+    p, q = common / na, common / nr
+    return 2 * p * q / (p + q)
