@@ -1,6 +1,7 @@
 """Grader speed against answer length: every grader should take time linear in the answer's length (an answer is
 model output, and a model that loops can write megabytes). Times each grader on answers of 10 KB, 100 KB and 1 MB
-and reports the growth factor per 10x of length: about 10 is linear, about 100 quadratic.
+and reports the growth factor per 10x of length (100 KB -> 1 MB): about 10 is linear, about 100 quadratic; under
+:data:`LINEAR_BELOW` (40) counts as linear.
 
 Run: `python benchmarks/grader_speed.py [--methods contains normalised hassum embedding strict] [--repeat 3]`.
 Prints a markdown table (paste it into RESULTS.md with the machine line).
@@ -30,6 +31,9 @@ SHAPES = {"prose": "The capital is not Sydney; some say Melbourne, others Perth.
 QUESTION = "What is the capital of Australia?"
 GOLD, WRONG = ["Canberra", "Canberra, ACT"], ["Sydney"]
 METHODS = ("contains", "normalised", "hassum", "embedding", "strict")
+#: growth per 10x of length below which a grader counts as linear: 10 is linear and 100 quadratic; a shared
+#: machine's noise moves one growth figure by 2x either way (1 MB no longer fits the CPU caches either)
+LINEAR_BELOW = 40
 
 
 def answer(shape: str, size: int, salt: int) -> str:
@@ -77,7 +81,7 @@ def main(argv: list[str] | None = None) -> int:
                 seconds.append(time_call(grader, shape, size, args.repeat, salt))
                 cells.append(f"{seconds[-1] * 1e3:.3g} ms" if seconds[-1] < 1 else f"{seconds[-1]:.3g} s")
             growth = (seconds[2] / seconds[1]) if seconds[1] > 0 else float("nan")
-            verdict = "linear" if growth < 20 else "SUPERLINEAR"
+            verdict = "linear" if growth < LINEAR_BELOW else "SUPERLINEAR"
             print(f"| {method} | {shape} | " + " | ".join(cells) + f" | {growth:.1f} | {verdict} |", flush=True)
     return 0
 
