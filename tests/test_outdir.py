@@ -120,3 +120,16 @@ def test_a_count_past_its_cap_is_refused_naming_the_cap(lab, setting, tmp_path, 
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and f"{setting} = 1000000000 is over its cap of {CAPS[setting]}" in err[0]
     assert not (tmp_path / "results").exists()
+
+
+def test_never_more_workers_than_units_and_a_workers_cap():
+    from types import SimpleNamespace
+
+    from uncertainty_lab.executors.plan import MAX_WORKERS, check_settings, make_executor
+
+    config = SimpleNamespace(executor="processes", workers=6, scheduler=None, error=ValueError)
+    assert make_executor(config, units=2).workers == 2
+    assert make_executor(config).workers == 6
+    with pytest.raises(ValueError, match=f"workers = 1000000000 is over the cap of {MAX_WORKERS}"):
+        check_settings(SimpleNamespace(executor="processes", workers=10**9, scheduler=None, llm_hosts=None,
+                                       error=ValueError))
