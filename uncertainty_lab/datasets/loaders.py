@@ -36,6 +36,18 @@ LOADERS: dict[str, Callable[..., Any]] = {
 }
 
 
+def load_world_events(path: str | os.PathLike[str] | None = None, world: str | None = None,
+                      limit: int | None = None) -> Any:
+    """A cascade world's realisation as news events with its truth (:func:`uncertainty_lab.worlds.cascade.
+    load_world_cascade`): ``world`` a shipped world's name or ``path`` a world file."""
+    from uncertainty_lab.worlds.cascade import load_world_cascade
+
+    return load_world_cascade(None if path is None else os.fspath(path), world=world, limit=limit)
+
+
+LOADERS["world"] = load_world_events
+
+
 def load(name: str, path: str | os.PathLike[str] | None = None, **options: Any) -> Any:
     """The data set ``name`` (a key of :data:`LOADERS`) from ``path``, with the loader's ``options``.
 

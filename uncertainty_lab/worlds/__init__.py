@@ -4,3 +4,5 @@ see :mod:`.base`. Each kind's module registers itself on import (listed here).""
 from .base import KINDS, MAX_WORLD_BYTES, World, WorldError, WorldLLM, load_world, shipped_worlds, world_kind
 
 __all__ = ["KINDS", "MAX_WORLD_BYTES", "World", "WorldError", "WorldLLM", "load_world", "shipped_worlds", "world_kind"]
+
+from . import cascade as _cascade  # noqa: E402,F401  (registers kind "cascade")
