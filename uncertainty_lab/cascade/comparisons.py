@@ -111,7 +111,7 @@ def comparison_rows(result: Any, k: int | None = None, baseline: str | None = No
             for key, name in (("verdict", "difference"), ("late_verdict", "late_difference"),
                               ("copies_verdict", "copies_difference")):
                 row[key] = verdict(row[name])
-            if getattr(result.setup, "truth", None) is not None:  # a known truth: memory precision paired too
+            if getattr(getattr(result, "setup", None), "truth", None) is not None:  # known truth: precision paired too
                 row["precision_difference"] = paired_difference(result, sel, baseline, k, name="memory_precision")
                 row["precision_verdict"] = verdict(row["precision_difference"])
         rows.append(row)

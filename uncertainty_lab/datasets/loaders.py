@@ -36,13 +36,15 @@ LOADERS: dict[str, Callable[..., Any]] = {
 }
 
 
-def load_world_events(path: str | os.PathLike[str] | None = None, world: str | None = None,
-                      limit: int | None = None) -> Any:
+def load_world_events(path: str | os.PathLike[str] | None = None, *, world: str | None = None,
+                      limit: int | None = None, sample: int | None = None, seed: int = 0,
+                      max_bytes: int | None = None) -> Any:
     """A cascade world's realisation as news events with its truth (:func:`uncertainty_lab.worlds.cascade.
     load_world_cascade`): ``world`` a shipped world's name or ``path`` a world file."""
     from uncertainty_lab.worlds.cascade import load_world_cascade
 
-    return load_world_cascade(None if path is None else os.fspath(path), world=world, limit=limit)
+    return load_world_cascade(None if path is None else os.fspath(path), world=world, limit=limit, sample=sample,
+                              seed=seed, max_bytes=max_bytes)
 
 
 LOADERS["world"] = load_world_events

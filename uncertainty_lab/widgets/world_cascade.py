@@ -79,6 +79,11 @@ class WorldPanel:
     table: Table
     recovery: dict[str, Any]
 
+    def __repr__(self) -> str:
+        r = self.recovery
+        return (f"WorldPanel(strength={self.strength:g}, rho={r['rho']:.2f}, alpha_error={r['alpha_error']:.3f}, "
+                f"{len(self.result.runs)} runs)\n{self.table}")
+
     def _repr_html_(self) -> str:
         r = self.recovery
         head = (f"<b>excitation × {self.strength:g}</b>: true ρ = {r['rho']:.2f}, fitted ρ̂ = {r['rho_fit']:.2f}; "

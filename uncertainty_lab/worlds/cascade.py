@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+import os
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -86,7 +87,7 @@ class WorldEvents(list):
     dict: world, nodes, mu, alpha, beta, mutation), ``.parents`` and ``.topics`` (one per event)."""
 
     truth: dict[str, Any]
-    parents: list[int]
+    parents: list[int | None]
     topics: list[str]
 
 
@@ -295,24 +296,31 @@ class CascadeWorld(World):
                          "'headline' template); this prompt is neither")
 
 
-def load_world_cascade(path: str | None = None, world: str | None = None, limit: int | None = None) -> WorldEvents:
+def load_world_cascade(path: str | None = None, *, world: str | None = None, limit: int | None = None,
+                       sample: int | None = None, seed: int = 0, max_bytes: int | None = None) -> WorldEvents:
     """The realisation of a cascade world as NewsEvents in time order, with ``.truth``, ``.parents`` and
-    ``.topics``: ``world`` a shipped world's name, or ``path`` a world file (.toml / .json); ``limit``: the
-    first events only."""
+    ``.topics``: ``world`` a shipped world's name, or ``path`` a world file (.toml / .json, at most ``max_bytes``).
+    ``sample`` / ``limit`` as every loader (events stay in time order); a kept event whose parent was left out
+    gets parent None (unknown here), an immigrant −1."""
     from ..datasets.news import NewsEvent
+    from ..datasets.subset import check_subset, take
 
+    check_subset(limit, sample, seed)
     if (path is None) == (world is None):
         raise ValueError("give the world: world = a shipped name (e.g. 'excitation') or path = a world file")
+    if path is not None and max_bytes is not None and os.path.getsize(path) > max_bytes:
+        raise ValueError(f"world file {path} is larger than max_bytes = {max_bytes}")
     w = load_world(path if path is not None else world)
     if not isinstance(w, CascadeWorld):
         raise ValueError(f"world {w.name} is of kind {w.kind!r}; the cascade lab needs kind = 'cascade'")
     h = w.history
-    n = len(h) if limit is None else min(len(h), int(limit))
+    keep = take(range(len(h)), limit=limit, sample=sample, seed=seed)
+    new_index = {old: new for new, old in enumerate(keep)}
     out = WorldEvents(
         NewsEvent(id=f"{w.name}-{i}", time_h=float(h.times[i]), timestamp=f"+{h.times[i]:.4f}h",
                   node=w.nodes[int(h.nodes[i])], source=f"world:{w.name}", headline=h.texts[i])
-        for i in range(n))
+        for i in keep)
     out.truth = w.truth
-    out.parents = [int(p) for p in h.parents[:n]]
-    out.topics = list(h.topics[:n])
+    out.parents = [-1 if h.parents[i] < 0 else new_index.get(int(h.parents[i])) for i in keep]
+    out.topics = [h.topics[i] for i in keep]
     return out
