@@ -96,16 +96,18 @@ def _published(p: dict[str, Any]) -> tuple[str, str]:
     return counts, (f"not quoted: {why}" if why else f"{p['entropy']:.3f} / {p['density']:.3f} (no interval)")
 
 
-def _hassum_row(label: str, m: dict[str, Any], g: dict[str, Any], grader: str, first: bool) -> str:
+def _hassum_row(label: str, m: dict[str, Any], g: dict[str, Any], grader: str, first: bool,
+                corrected: str = "—") -> str:
     """One measured row: ``g`` holds n, wrong, refused, accuracy and the AUROCs under ``grader`` (and the count
-    the grader was ``uncertain`` on, shown when there are any)."""
+    the grader was ``uncertain`` on, shown when there are any); ``corrected``: the accuracy corrected for the
+    grader's error (``real_data_audit.corrected_cell``)."""
     p = PUBLISHED["hassum"]["auroc"].get(m["dataset"], {})
     acc = g["accuracy"]
     pub = _published(p) if p and first else ("", "")
     return "| " + " | ".join([
         label, grader, str(m["n_samples"]), f"{g['n']} ({g['wrong']} / {g['n'] - g['wrong']})"
         + (f", {g['uncertain']} uncertain" if g.get("uncertain") else ""), str(g["refused"]),
-        f"{acc['estimate']:.1%} [{acc['low']:.1%}, {acc['high']:.1%}]",
+        f"{acc['estimate']:.1%} [{acc['low']:.1%}, {acc['high']:.1%}]", corrected,
         _auroc_cell(m, g, "entropy"), _auroc_cell(m, g, "density"), *pub,
         _minutes(m.get("wall_s")) if first else ""]) + " |"
 
@@ -129,27 +131,32 @@ def _interval_notes(measured: dict[str, Any]) -> list[str]:
     return lines
 
 
-def hassum_table(measured: dict[str, Any]) -> str:
+def hassum_table(measured: dict[str, Any], audit: dict[str, Any] | None = None) -> str:
     """One row per measured (data set, samples N, model) and grader, then the published data sets not measured;
-    below, what the counts mean and how each AUROC interval was made."""
+    below, what the counts mean and how each AUROC interval was made. ``audit``: the ``grader_audit`` section
+    (the graders' error on hand labels), for the corrected accuracy beside the raw one."""
+    from real_data_audit import corrected_cell
+
     pub = PUBLISHED["hassum"]["auroc"]
     head = ["data set", "grader", "samples N", "n (wrong / right)", "refused", "accuracy [95% Wilson]",
-            "AUROC SE [interval]", "AUROC SD [interval]", "published n (wrong / right)", "published SE / SD", "time"]
+            "accuracy corrected for grader error [95% boot]", "AUROC SE [interval]", "AUROC SD [interval]", "published n (wrong / right)", "published SE / SD", "time"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     several = len({m["model"] for m in measured.values()}) > 1
     seen = set()
-    for m in sorted(measured.values(), key=lambda m: (list(QA_NAMES).index(m["dataset"]), m["n_samples"],
-                                                      m["model"])):
+    for key, m in sorted(measured.items(), key=lambda km: (list(QA_NAMES).index(km[1]["dataset"]),
+                                                            km[1]["n_samples"], km[1]["model"])):
         seen.add(m["dataset"])
         label = QA_NAMES[m["dataset"]] + (" (closed book)" if m.get("closed_book") else "")
         label += f" · `{m['model']}`" if several else ""
-        lines.append(_hassum_row(label, m, m, m["grader"], True))
+        lines.append(_hassum_row(label, m, m, m["grader"], True,
+                                 corrected_cell(audit, key, m["dataset"], m["accuracy"], m["n"])))
         for grader, g in m.get("regraded", {}).items():
-            lines.append(_hassum_row(f"{label}, same answers", m, g, grader, False))
+            lines.append(_hassum_row(f"{label}, same answers", m, g, grader, False,
+                                     corrected_cell(audit, f"{key}/{grader}", m["dataset"], g["accuracy"], g["n"])))
     for name, p in pub.items():
         if name not in seen:
             counts, values = _published(p)
-            lines.append(f"| {QA_NAMES[name]} | | — | not run (no file here) | | | | | {counts} | {values} | |")
+            lines.append(f"| {QA_NAMES[name]} | | — | not run (no file here) | | | | | | {counts} | {values} | |")
     return "\n".join([*lines, "", *_interval_notes(measured)])
 
 
@@ -267,8 +274,12 @@ def render(results: dict[str, Any]) -> str:
     """The generated block of `benchmarks/real_data.md`: machine, then one table per lab."""
     lines = [f"Machine: {results.get('machine', '—')}. Last measured {results.get('updated', '—')}.", ""]
     if results.get("hassum"):
+        from real_data_audit import audit_lines
+
+        audit = results.get("grader_audit")
         lines += ["### HASSUM: first-round semantic entropy (SE) and semantic density (SD) for wrong-answer "
-                  "detection", "", _models(results["hassum"]), "", hassum_table(results["hassum"]), ""]
+                  "detection", "", _models(results["hassum"]), "", hassum_table(results["hassum"], audit), "",
+                  *audit_lines(audit, results["hassum"]), ""]
     if results.get("cgdp"):
         lines += ["### CGDP: the exhaustion gate's token saving at equal accuracy", "", _models(results["cgdp"]), "",
                   cgdp_table(results["cgdp"]), ""]

@@ -79,7 +79,7 @@ def test_the_old_dataset_setting_still_works_with_a_future_warning(tmp_path):
 
 
 @pytest.mark.parametrize(("data", "match"), [
-    ({"loader": "musique", "path": "x.jsonl"}, r"data.loader must be one of 'shipped_news', 'gdelt' \('musique' "
+    ({"loader": "musique", "path": "x.jsonl"}, r"data.loader must be one of 'shipped_news', 'gdelt', 'world' \('musique' "
                                                 r"gives another kind"),
     ({"loader": "gdelt", "domain_to_node": DOMAINS}, "loader 'gdelt' reads a file you downloaded; give its path"),
     ({"loader": "gdelt", "path": "x.csv"}, "loader 'gdelt' needs domain_to_node"),

@@ -107,3 +107,29 @@ def test_a_run_never_replaces_a_report_it_did_not_write(tmp_path):
     (tmp_path / "summary.md").write_text("edited by hand")
     run_experiment({**config, "overwrite": True})
     assert (tmp_path / "summary.md").read_text() != "edited by hand"
+
+
+@pytest.mark.parametrize("lab, setting", [("cascade", "steps"), ("search", "max_steps"), ("orchestrate", "n_samples")])
+def test_a_count_past_its_cap_is_refused_naming_the_cap(lab, setting, tmp_path, capsys):
+    from uncertainty_lab.cli import main
+    from uncertainty_lab.lab import CAPS
+
+    cfg = tmp_path / "c.toml"
+    cfg.write_text(f"{setting} = 1000000000\n", encoding="utf-8")
+    assert main([lab, "run", "--config", str(cfg), "--check"]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and f"{setting} = 1000000000 is over its cap of {CAPS[setting]}" in err[0]
+    assert not (tmp_path / "results").exists()
+
+
+def test_never_more_workers_than_units_and_a_workers_cap():
+    from types import SimpleNamespace
+
+    from uncertainty_lab.executors.plan import MAX_WORKERS, check_settings, make_executor
+
+    config = SimpleNamespace(executor="processes", workers=6, scheduler=None, error=ValueError)
+    assert make_executor(config, units=2).workers == 2
+    assert make_executor(config).workers == 6
+    with pytest.raises(ValueError, match=f"workers = 1000000000 is over the cap of {MAX_WORKERS}"):
+        check_settings(SimpleNamespace(executor="processes", workers=10**9, scheduler=None, llm_hosts=None,
+                                       error=ValueError))

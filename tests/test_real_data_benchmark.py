@@ -58,11 +58,11 @@ def test_render_puts_measured_next_to_published(bench):
     text = tables.render(_results())
     assert text.startswith("Machine: a test machine. Last measured 2031-01-01.")
     tqa = next(line for line in text.splitlines() if line.startswith("| TruthfulQA | strict"))
-    assert "| 40 (30 / 10) | 2 | 25.0% [14.2%, 40.3%] | 0.612 [0.455, 0.770] | 0.587 [0.401, 0.752] | 90 (51 / 39) | " \
+    assert "| 40 (30 / 10) | 2 | 25.0% [14.2%, 40.3%] | not given: this grader was not audited | 0.612 [0.455, 0.770] | 0.587 [0.401, 0.752] | 90 (51 / 39) | " \
            "0.501 / 0.634 (no interval) | 5.5 min |" in tqa
     # the regraded row's 20 wrong of 40 is fine; a published AUROC on 6 wrong answers of 24 is not quoted
     assert "| TruthfulQA, same answers | hassum | 5 | 40 (20 / 20) | 2 | 50.0%" in text
-    assert ("| StrategyQA | | — | not run (no file here) | | | | | 24 (6 / 18) | not quoted: 18 right answers and 6 "
+    assert ("| StrategyQA | | — | not run (no file here) | | | | | | 24 (6 / 18) | not quoted: 18 right answers and 6 "
             "wrong ones; at least 10 of each are needed | |") in text and "0.870" not in text
     # a row stored before the AUROCs carried their method: the interval is named as it was made, not recomputed
     assert "- TruthfulQA: 95% percentile bootstrap over questions (right and wrong resampled together), resamples " \

@@ -31,10 +31,24 @@ from typing import Any, ClassVar
 from . import configfile
 from .outdir import Manifest, OutDirError, OutDirLock, check_out_dir
 
-__all__ = ["MAX_UNITS", "Experiment", "LabConfig", "LabResult", "Unit", "save_outputs", "setting"]
+__all__ = ["CAPS", "MAX_UNITS", "Experiment", "check_caps", "LabConfig", "LabResult", "Unit", "save_outputs", "setting"]
 
 #: the most units one run makes (each is a journal file): a config past it is refused, naming the cap
 MAX_UNITS = 100_000
+#: upper bounds of the count settings: past one a run would compute and write without bound (a mistyped
+#: ``steps = 1000000000``), so the config is refused, naming the cap
+CAPS: dict[str, int] = {"steps": 10_000, "runs": 1_000, "samples_per_step": 100, "max_steps": 1_000, "k": 100,
+                        "n_samples": 100, "max_rounds": 100, "max_tokens": 4_096, "answer_max_tokens": 4_096,
+                        "n_boot": 100_000}
+
+
+def check_caps(config: Any, names: tuple[str, ...], error: type[Exception] = ValueError) -> None:
+    """Each integer setting of ``names`` at most its :data:`CAPS` value; else ``error`` naming the setting and cap."""
+    for name in names:
+        value = getattr(config, name, None)
+        if isinstance(value, int) and not isinstance(value, bool) and value > CAPS[name]:
+            raise error(f"{name} = {value} is over its cap of {CAPS[name]}; give at most {CAPS[name]} (the caps keep a "
+                        "mistyped setting from running and writing without bound: uncertainty_lab.lab.CAPS)")
 
 
 def setting(default: Any, help: str, **metadata: Any) -> Any:

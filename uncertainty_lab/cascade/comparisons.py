@@ -111,6 +111,9 @@ def comparison_rows(result: Any, k: int | None = None, baseline: str | None = No
             for key, name in (("verdict", "difference"), ("late_verdict", "late_difference"),
                               ("copies_verdict", "copies_difference")):
                 row[key] = verdict(row[name])
+            if getattr(getattr(result, "setup", None), "truth", None) is not None:  # known truth: precision paired too
+                row["precision_difference"] = paired_difference(result, sel, baseline, k, name="memory_precision")
+                row["precision_verdict"] = verdict(row["precision_difference"])
         rows.append(row)
     rows.sort(key=lambda x: -x["mean_S"] if math.isfinite(x["mean_S"]) else math.inf)
     for rank, row in enumerate(rows, start=1):
@@ -150,6 +153,8 @@ def selector_table(rows: list[dict[str, Any]]) -> Any:
             f"late S − {r['baseline']}": _ci(r["late_difference"]) if paired else "—",
             "copies": _num(r["copies"], ".0%"),
             f"copies − {r['baseline']} (points)": _ci(r["copies_difference"], 100, "+.0f") if paired else "—",
+            **({f"memory precision − {r['baseline']}": _ci(r["precision_difference"]) if paired else "—"}
+               if "precision_difference" in r or any("precision_difference" in x for x in rows) else {}),
         })
     return Table(out, title=f"selectors at k = {rows[0]['k']}, {rows[0]['runs']} run(s) each, best mean S first"
                  if rows else "")

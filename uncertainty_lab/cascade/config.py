@@ -23,7 +23,7 @@ from typing import Any, ClassVar
 
 from ..contracts.memory import CascadeError
 from ..datasets.source import data_spec, deprecated_data
-from ..lab import LabConfig, setting
+from ..lab import LabConfig, check_caps, setting
 from .prompt import PROMPTS
 
 __all__ = ["DEFAULT_BETA_GRID", "DEFAULT_NODE_INSTRUCTIONS", "DEFAULT_SELECTORS", "CascadeConfig", "load_config",
@@ -168,6 +168,7 @@ def _check_counts(config: CascadeConfig) -> None:
         if isinstance(v, bool) or not isinstance(v, int) or v < least:
             what = "a positive integer" if least else "an integer >= 0"
             raise CascadeError(f"{name} must be {what}, got {v!r}")
+    check_caps(config, ("runs", "steps", "max_tokens", "samples_per_step"), CascadeError)
 
 
 def _checked_beta_grid(grid: Any) -> list[float] | None:

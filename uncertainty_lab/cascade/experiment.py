@@ -106,6 +106,8 @@ class CascadeSetup:
     references: list[Event]
     data: dict[str, Any] | None = None
     data_report: Any = None
+    #: the process that made the data when it is known (a cascade world's ``.truth``: nodes, mu, alpha, beta), else None
+    truth: dict[str, Any] | None = None
 
     @property
     def model(self):
@@ -184,7 +186,8 @@ def prepare(config: CascadeConfig | Mapping[str, Any] | None = None) -> CascadeS
     # a held-out event without a headline (GDELT: no page title and an id for a URL slug) is no reference text
     references = [Event(e.time_h, index[e.node], e.headline) for e in test if e.headline.strip()]
     return CascadeSetup(events, train, test, nodes, specs, train_stream, fit, seed_event, references,
-                        data=config.data, data_report=getattr(events, "report", None))
+                        data=config.data, data_report=getattr(events, "report", None),
+                        truth=getattr(events, "truth", None))
 
 
 # --- what every run shares ----------------------------------------------------------------------------------------
@@ -293,8 +296,23 @@ class CascadeExperiment(Experiment):
                                          window=config.window, wide_window=config.wide_window,
                                          late_fraction=config.late_fraction)
                        for key, run in records.items()}
+        if context.setup.truth is not None:
+            _add_memory_precision(diagnostics, records, context.setup, config.late_fraction)
         return CascadeResult(config, context.setup, records, diagnostics, context.llm_label, context.embedder_name,
                              Path(config.out_dir))
+
+
+def _add_memory_precision(diagnostics: dict[tuple, Any], records: dict[tuple, CascadeRun], setup: CascadeSetup,
+                          late_fraction: float) -> None:
+    """With a known truth, each run's memory precision (:func:`~uncertainty_lab.cascade.truth.memory_precision`)
+    joins its curves and summaries."""
+    from .diagnostics import summarize
+    from .truth import memory_precision
+
+    for key, run in records.items():
+        curve = memory_precision(run, setup.truth, setup.nodes)
+        diagnostics[key].curves["memory_precision"] = curve
+        diagnostics[key].summaries["memory_precision"] = summarize(curve, late_fraction=late_fraction)
 
 
 EXPERIMENT = CascadeExperiment()

@@ -91,6 +91,9 @@ def run_row(key: RunKey, run: CascadeRun, d: RunDiagnostics) -> dict[str, Any]:
         "uncertainty": float(np.nanmean(run.uncertainty)) if np.isfinite(run.uncertainty).any() else math.nan,
         "cleaned": sum(1 for st in run.steps if st.raw_text is not None),
         "path": str(run.path) if run.path else None,
+        # with a known truth (a cascade world's data) only: NaN otherwise (results.json: null)
+        "memory_precision": s["memory_precision"].mean if "memory_precision" in s else math.nan,
+        "late_memory_precision": s["memory_precision"].late_mean if "memory_precision" in s else math.nan,
     }
 
 
@@ -115,7 +118,14 @@ def condition_row(sel: str, k: int, rr: list[dict[str, Any]], curves: list[np.nd
         "S_defined": float(np.mean(defined)) if defined else math.nan,
         **{name: _mean([r[name] for r in rr]) for name in ("memory_empty", "copies", "copies_memory")},
         "uncertainty": unc.mean, "uncertainty_sd": unc.sd,
+        **_precision_cells(rr),
     }
+
+
+def _precision_cells(rr: list[dict[str, Any]]) -> dict[str, Any]:
+    """Mean ± sd over runs of the memory precision (NaN without a known truth)."""
+    p = interval([r.get("memory_precision", math.nan) for r in rr])
+    return {"memory_precision": p.mean, "memory_precision_sd": p.sd, "memory_precision_ci": [p.ci_low, p.ci_high]}
 
 
 def table_line(r: dict[str, Any], sampled: bool) -> str:
@@ -183,8 +193,12 @@ class CascadeResult(LabResult):
         """The table as markdown (what ``table.md`` holds under its heading)."""
         sampled = self.config.samples_per_step > 0
         head = TABLE_HEAD + (["uncertainty ± sd"] if sampled else [])
+        truth = getattr(self.setup, "truth", None) is not None
+        head = head + (["memory precision ± sd"] if truth else [])
         lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-        return "\n".join(lines + [table_line(r, sampled) for r in self.rows()])
+        rows = [table_line(r, sampled) + (f" {_pm(r['memory_precision'], r['memory_precision_sd'])} |" if truth else "")
+                for r in self.rows()]
+        return "\n".join(lines + rows)
 
     def report(self) -> str:
         """The table with what it is and how to read it (markdown)."""
@@ -224,6 +238,7 @@ class CascadeResult(LabResult):
             "0.682, chronological 0.581 / decreasing / 0.541, random 0.621 / decreasing / 0.594 (mean / trend / "
             "late); drift global 0.450 ± 0.019 vs local 0.185 ± 0.072. With few runs the ± sd is wide: read "
             "differences between selectors against it.",
+            "", *truth_section(self),
         ]
         return "\n".join(parts)
 
@@ -268,8 +283,43 @@ class CascadeResult(LabResult):
         return jsonable({
             "config": self.config.to_dict(), "llm": self.llm_label, "embedder": self.embedder_name,
             "nodes": list(s.nodes), "seed_event": s.seed_event.to_record(), "fit": fit,
-            "table": self.rows(), "runs": self.run_rows(), "curves": curves,
+            "table": self.rows(), "runs": self.run_rows(), "curves": curves, "truth": truth_dict(self),
         })
+
+
+def truth_dict(result: CascadeResult) -> dict[str, Any] | None:
+    """``results.json``'s ``truth``: the known process (a world's) and the fit against it (α recovered), or None
+    when the data carries no truth."""
+    s = result.setup
+    if getattr(s, "truth", None) is None:
+        return None
+    from .truth import alpha_recovery
+
+    return {"truth": dict(s.truth), "recovery": alpha_recovery(s.model, s.truth, s.nodes)}
+
+
+def truth_section(result: CascadeResult) -> list[str]:
+    """The report's lines on the known truth: α true → fitted with its error norms, and what memory precision
+    means; one line saying there is none when the data carries no true parents."""
+    s = result.setup
+    if getattr(s, "truth", None) is None:
+        return ["Memory precision: none — the data carry no true parents (a cascade world's data do: "
+                "data = {loader = 'world', world = ...})."]
+    from .truth import alpha_recovery, alpha_table
+
+    rec = alpha_recovery(s.model, s.truth, s.nodes)
+    rel = rec["alpha_error"] / rec["alpha_norm"] if rec["alpha_norm"] > 0 else math.nan
+    return [
+        f"### Against the known truth (world:{rec['world']})", "",
+        f"α recovered, true → fitted (per hour; rows: source, columns: target): ‖α̂ − α‖_F = {rec['alpha_error']:.3f}"
+        + (f" ({rel:.0%} of ‖α‖_F = {rec['alpha_norm']:.3f})" if math.isfinite(rel) else " (the true α is 0)")
+        + f"; branching ‖Ĝ − G‖_F = {rec['G_error']:.3f}; ρ = {rec['rho']:.3f} → {rec['rho_fit']:.3f}; "
+        f"β = {rec['beta']:g} → {rec['beta_fit']:g} /h; ‖μ̂ − μ‖ = {rec['mu_error']:.3f}.", "",
+        alpha_table(rec, list(s.nodes)), "",
+        "memory precision: the mean over a run's steps of the expected share of the memory items that truly caused "
+        "the new event (parent, grandparent, …), under the true process given the run's times and nodes "
+        "(uncertainty_lab.cascade.truth).",
+    ]
 
 
 #: Deprecated alias of :class:`CascadeResult` (its name before 0.2); removed in 0.3.

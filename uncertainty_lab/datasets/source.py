@@ -25,7 +25,7 @@ __all__ = ["KINDS", "data_provenance", "data_spec", "deprecated_data", "describe
 #: kind of data → the loaders that give it (the first is the shipped default): what each lab may name
 KINDS: dict[str, tuple[str, ...]] = {
     "search": ("shipped_search", "musique", "hotpotqa", "world"),  # (documents, questions)
-    "news": ("shipped_news", "gdelt"),  # NewsEvents in time order
+    "news": ("shipped_news", "gdelt", "world"),  # NewsEvents in time order (world: a cascade world's, with truth)
     "qa": ("shipped_qa", "truthfulqa", "strategyqa", "gsm8k", "hotpotqa", "musique"),  # QAItems (multi-hop: closed book)
 }
 _SUBSET = ("limit", "sample", "seed")

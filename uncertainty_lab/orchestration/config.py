@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from dataclasses import InitVar, dataclass
 from typing import Any, ClassVar
 
-from ..lab import LabConfig, setting
+from ..lab import LabConfig, check_caps, setting
 from .calibration import CalibrationSpec
 from .policy import Policy, get_policy
 
@@ -94,6 +94,7 @@ class OrchestrationConfig(LabConfig):
             v = getattr(self, name)
             if v is not None and (not isinstance(v, int) or isinstance(v, bool) or v < 1):
                 raise ValueError(f"{name} must be a positive integer or None, got {v!r}")
+        check_caps(self, ("n_samples", "max_tokens", "max_rounds"))
         q = self.questions_per_unit
         if not isinstance(q, int) or isinstance(q, bool) or q < 0:
             raise ValueError(f"questions_per_unit must be an integer >= 0 (0 = one unit per model and policy), got {q!r}")

@@ -32,7 +32,7 @@ from ..datasets.search import Document, SearchQuestion
 from ..datasets.source import data_spec, deprecated_data
 from ..datasets.source import load_data as load_source
 from ..datasets.subset import with_ids
-from ..lab import LabConfig, setting
+from ..lab import LabConfig, check_caps, setting
 from .belief import BELIEFS
 from .environment import RETRIEVERS
 from .policies import POLICIES
@@ -251,6 +251,7 @@ def _check_counts(cfg: SearchConfig) -> None:
         if v is not None and (not isinstance(v, int) or isinstance(v, bool) or v < 1):
             raise ValueError(f"{name} must be a positive integer" + (" or None" if name == "limit" else "")
                              + f", got {v!r}")
+    check_caps(cfg, ("max_steps", "answer_max_tokens", "k", "n_boot"))
 
 
 def _check_numbers(cfg: SearchConfig) -> None:
