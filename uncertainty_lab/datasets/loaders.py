@@ -19,6 +19,7 @@ from uncertainty_lab.datasets.qa import load_qa_jsonl
 from uncertainty_lab.datasets.search import load_search_dataset
 from uncertainty_lab.datasets.strategyqa import load_strategyqa_json
 from uncertainty_lab.datasets.truthfulqa import load_truthfulqa_csv
+from uncertainty_lab.datasets.world_questions import load_world_questions
 
 __all__ = ["LOADERS", "load"]
 
@@ -33,6 +34,7 @@ LOADERS: dict[str, Callable[..., Any]] = {
     "shipped_qa": load_qa_jsonl,
     "shipped_search": load_search_dataset,
     "shipped_news": load_news_cascade,
+    "world": load_world_questions,
 }
 
 

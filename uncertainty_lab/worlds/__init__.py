@@ -2,5 +2,6 @@
 see :mod:`.base`. Each kind's module registers itself on import (listed here)."""
 
 from .base import KINDS, MAX_WORLD_BYTES, World, WorldError, WorldLLM, load_world, shipped_worlds, world_kind
+from .qa import QAWorld  # noqa: F401  (registers kind "qa")
 
 __all__ = ["KINDS", "MAX_WORLD_BYTES", "World", "WorldError", "WorldLLM", "load_world", "shipped_worlds", "world_kind"]
