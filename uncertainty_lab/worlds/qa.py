@@ -47,7 +47,7 @@ PLURAL = ("Name one place where the {town} lantern walk stops ({k} stops in all)
           "Name one place where the {town} harvest procession rests ({k} rests in all).",
           "Name one place where the {town} choir sings at midsummer ({k} places in all).",
           "Name one place where the {town} bell ringers meet ({k} places in all).")
-EASY = ("{}", "the {}", "The {}")
+EASY = ("{}", "the {}")
 HARD = "They gather at the {}"
 VARIANTS = ("ask", "reprompt", "delegate")
 REPHRASE_REQUEST = "You rewrite questions"
@@ -60,8 +60,8 @@ DEFAULT_WORKERS = {"direct": {"match": "", "skill": 0.0},
 NUMBERS = {"seed": (0, 2**31), "n_questions": (2, 400), "options": (2, len(PLACES)), "correct_answers": (1, 4),
            "trap_share": (0.0, 1.0), "hard_paraphrase": (0.0, 1.0), "reprompt_gain": (-5.0, 5.0),
            "delegate_gain": (-5.0, 5.0), "rephrase_gain": (-5.0, 5.0), "ease_low": (-8.0, 8.0), "ease_high": (-8.0, 8.0)}
-DEFAULTS = {"seed": 0, "n_questions": 40, "options": 5, "correct_answers": 1, "trap_share": 0.0, "hard_paraphrase": 0.1,
-            "reprompt_gain": 0.5, "delegate_gain": 0.5, "rephrase_gain": 0.25, "ease_low": -1.5, "ease_high": 2.5}
+DEFAULTS = {"seed": 0, "n_questions": 40, "options": 5, "correct_answers": 1, "trap_share": 0.0, "hard_paraphrase": 0.05,
+            "reprompt_gain": 0.5, "delegate_gain": 0.5, "rephrase_gain": 0.25, "ease_low": -2.0, "ease_high": 3.0}
 
 
 def _sigmoid(x: float) -> float:

@@ -30,7 +30,7 @@ from .qa import QAQuestion, QAWorld
 
 __all__ = ["Atoms", "auroc", "judge_classes", "kernel_matrix", "mixture", "signal_atoms"]
 
-DECIMALS = 12
+DECIMALS = 12  # atoms equal to 1e-9 are merged
 
 
 @dataclass(frozen=True)
@@ -54,7 +54,7 @@ def _multisets(n_forms: int, size: int) -> tuple[np.ndarray, np.ndarray]:
     rows = []
     for combo in itertools.combinations_with_replacement(range(n_forms), size):
         rows.append(np.bincount(combo, minlength=n_forms))
-    m = np.array(rows, dtype=np.int64).reshape(-1, n_forms)
+    m = np.array(rows, dtype=float).reshape(-1, n_forms)
     return m, gammaln(size + 1) - gammaln(m + 1).sum(axis=1)
 
 
@@ -99,30 +99,27 @@ def signal_atoms(world: QAWorld, q: QAQuestion, worker: str, variant: str, n: in
     right = np.array([q.correct[t[1]] for t in table])
     classes = judge_classes(judge, q.text, forms)
     kern = kernel_matrix(density, forms)
-    onehot = np.eye(classes.max() + 1)[classes]
     m, log_coef = _multisets(len(forms), n - 1)
-    log_m = log_coef + m @ np.log(p)
-    out_e, out_d, out_c, out_p = [], [], [], []
-    for f0 in range(len(forms)):
-        counts = m.copy()
-        counts[:, f0] += 1
-        sizes = counts @ onehot / n
-        with np.errstate(divide="ignore", invalid="ignore"):
-            h = -np.where(sizes > 0, sizes * np.log(sizes), 0.0).sum(axis=1)
-        present = counts > 0
-        d = (present @ kern[f0]) / present.sum(axis=1)
-        out_e.append(np.minimum(1.0, h / math.log(n)) if n > 1 else np.zeros_like(h))
-        out_d.append(d)
-        out_c.append(np.full(len(d), right[f0]))
-        out_p.append(p[f0] * np.exp(log_m))
-    return _grouped(*(np.concatenate(x) for x in (out_e, out_d, out_c, out_p)))
+    prob_rest = np.exp(log_coef + m @ np.log(p))                                    # P(the other n − 1 samples)
+    counts = m[None, :, :] + np.eye(len(forms))[:, None, :]                         # [primary, multiset, form]
+    sizes = np.rint(counts @ np.eye(classes.max() + 1)[classes]).astype(np.int64)     # judge-class sizes
+    xlogx = np.array([0.0] + [(k / n) * math.log(k / n) for k in range(1, n + 1)])
+    h = -xlogx[sizes].sum(axis=2)
+    present = counts > 0
+    present = present.astype(float)
+    d = (present @ kern[:, :, None])[:, :, 0] / present.sum(axis=2)
+    e = np.minimum(1.0, h / math.log(n)) if n > 1 else np.zeros_like(h)
+    c = np.broadcast_to(right[:, None], e.shape)
+    return _grouped(e.ravel(), d.ravel(), c.ravel(), (p[:, None] * prob_rest[None, :]).ravel())
 
 
 def _grouped(e, d, c, p) -> Atoms:
-    keys = np.stack([np.round(e, DECIMALS), np.round(d, DECIMALS), c.astype(float)], axis=1)
-    uniq, inv = np.unique(keys, axis=0, return_inverse=True)
+    scale = 10**DECIMALS // 1000  # 1e9 steps: ke, kd <= 1e9, so the combined key fits in int64
+    ke, kd = np.round(e * scale).astype(np.int64), np.round(d * scale).astype(np.int64)
+    key = (ke * (scale + 1) + kd) * 2 + np.asarray(c, dtype=np.int64)
+    uniq, first, inv = np.unique(key, return_index=True, return_inverse=True)
     prob = np.bincount(inv.ravel(), weights=p, minlength=len(uniq))
-    return Atoms(uniq[:, 0], uniq[:, 1], uniq[:, 2].astype(bool), prob)
+    return Atoms(ke[first] / scale, kd[first] / scale, np.asarray(c, dtype=bool)[first], prob)
 
 
 def mixture(parts: list[Atoms]) -> Atoms:
