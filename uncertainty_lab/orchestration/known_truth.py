@@ -72,9 +72,10 @@ def concerns(policy: Policy, entropy: np.ndarray, density: np.ndarray) -> np.nda
 def _ranks(cands: list[_Cand]) -> list[np.ndarray]:
     allkeys = np.concatenate([c.key for c in cands])
     order = np.lexsort(allkeys.T[::-1])
-    _, inv = np.unique(allkeys[order], axis=0, return_inverse=True)
+    ranked = allkeys[order]
+    step = np.any(ranked[1:] != ranked[:-1], axis=1)  # equal keys share a rank
     rank = np.empty(len(allkeys), dtype=np.int64)
-    rank[order] = inv.ravel()
+    rank[order] = np.concatenate([[0], np.cumsum(step)])
     out, lo = [], 0
     for c in cands:
         out.append(rank[lo:lo + len(c.prob)])
