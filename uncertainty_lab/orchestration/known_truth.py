@@ -105,7 +105,7 @@ def expected_accuracy(policy: Policy, calls: list[list[Any]]) -> float:
     rounds = [[_cand(a, policy) for a in r] for r in calls]
     reach, right = 1.0, 0.0
     everything = [c for r in rounds for c in r]
-    for s, cands in enumerate(rounds):
+    for cands in rounds:
         ones = [np.ones(len(c.prob), dtype=bool) for c in cands]
         right += reach * _winner_right(cands, ones, [~c.concern for c in cands])
         q = math.prod(float(c.prob[c.concern].sum()) for c in cands)
@@ -152,7 +152,7 @@ def result_theory(result: Any) -> dict[str, Any] | None:
     """The theory of a result's run on a QA world (its reported questions, its policies as run, its workers, judge
     and metrics), or None when the model is not a QA world."""
     from .. import registry
-    from .experiment import _metrics
+    from .coordinator import DEFAULT_METRICS
     from .record import policy_of
 
     world = _world(result)
@@ -165,9 +165,12 @@ def result_theory(result: Any) -> dict[str, Any] | None:
     questions = [by_id[i] for i in run.ids if i in by_id]
     workers = [world.worker_of(w["system"] or "") for w in run.config["coordinator"]["workers"]]
     judge = registry.resolve("equivalence_judges", result.config.judge, what="judge")
-    metrics = _metrics(result.config, judge)
+    specs = dict(DEFAULT_METRICS if result.config.metrics is None else result.config.metrics)
+    if specs.get("entropy") != "discrete_semantic_entropy" or "density" not in specs:
+        raise ValueError("the exact theory covers the entropy role discrete_semantic_entropy and a density role")
+    density = registry.resolve("metrics", specs["density"], what="metrics['density']", defaults={"judge": judge})
     th = theory(world, questions, [policy_of(r) for r in runs.values()], workers, result.config.n_samples, judge,
-                metrics["density"])
+                density)
     th["world"], th["model"] = world, model
     return th
 
