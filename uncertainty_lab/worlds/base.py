@@ -161,6 +161,13 @@ class WorldLLM(LLMBackend):
     model: str = field(default="calibrated", metadata={"help": "a shipped world's name or a world file's path"})
     _world: World | None = field(default=None, init=False, repr=False, compare=False, metadata={"hidden": True})
 
+    @classmethod
+    def from_world(cls, world: World, **kwargs: Any) -> WorldLLM:
+        """The backend of a world already built (e.g. :meth:`World.with_changes` of a widget's sliders)."""
+        llm = cls(model=world.name, **kwargs)
+        llm._world = world
+        return llm
+
     @property
     def world(self) -> World:
         if self._world is None:
