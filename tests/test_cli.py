@@ -56,10 +56,10 @@ def test_plugins_lists_every_kind_and_the_backends(capsys):
 def test_plugins_console_script():
     r = subprocess.run([str(SCRIPT), "plugins", "llm_backends"], capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr
-    assert r.stdout.startswith("llm_backends (uncertainty_lab.llm_backends): 3 plugins")
+    assert r.stdout.startswith("llm_backends (uncertainty_lab.llm_backends): 4 plugins")
     lines = r.stdout.splitlines()
     assert lines[1].split() == list(cli.PLUGIN_COLUMNS)
-    assert [line.split()[:2] for line in lines[3:6]] == [[n, "ok"] for n in ("embedded", "ollama", "replay")]
+    assert [line.split()[:2] for line in lines[3:7]] == [[n, "ok"] for n in ("embedded", "ollama", "replay", "world")]
     assert "metrics" not in r.stdout
 
 
@@ -154,7 +154,7 @@ def test_markdown_has_one_row_per_plugin_of_every_kind():
         md, n = cli.plugins_markdown(kind), len(registry.names(kind))
         assert md == f"_no {kind} plugins installed_" if n == 0 else len(md.splitlines()) == n + 2
     assert [line.split(" | ")[0] for line in cli.plugins_markdown("llm_backends").splitlines()[2:]] == [
-        "| embedded", "| ollama", "| replay"]
+        "| embedded", "| ollama", "| replay", "| world"]
 
 
 # --- doctor ---------------------------------------------------------------------------------------

@@ -29,7 +29,7 @@ NEWS_MAPPING = {"indiatimes.com": "general_news", "reuters.com": "business_finan
 
 def test_the_table_names_one_loader_per_data_set():
     assert list(LOADERS) == ["truthfulqa", "strategyqa", "hotpotqa", "musique", "gsm8k", "gdelt", "shipped_qa",
-                             "shipped_search", "shipped_news"]
+                             "shipped_search", "shipped_news", "world"]
     for name, loader in LOADERS.items():
         params = inspect.signature(loader).parameters
         for option in ("limit", "sample", "seed", "max_bytes"):

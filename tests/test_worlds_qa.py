@@ -211,3 +211,17 @@ def test_shipped_worlds_show_what_they_claim(judge, density):
     w = load_world("calibrated")
     acc = theory(w, w.questions, POLICIES[:2], WORKERS, 5, judge, density)["accuracy"]  # entropy: no embedder
     assert acc["entropy_only"] > acc["none"] + 0.1
+
+
+def test_the_known_truth_panel_recomputes_on_a_slider(monkeypatch):
+    from uncertainty_lab.widgets import worlds as panel
+
+    kt = panel.known_truth("calibrated", {"n_questions": 8}, policies=("none", "entropy_only"), judge="exact",
+                           embedder=HashEmbedder(1.5))
+    assert kt.world.name == "calibrated*" and set(kt.theory["accuracy"]) == {"none", "entropy_only"}
+    assert "accuracy of policy entropy_only" in str(kt) and "theory" in kt._repr_html_()
+    seen = []
+    monkeypatch.setattr(panel, "known_truth", lambda base, changes, **kw: seen.append(changes) or "table")
+    box = panel.known_truth_explorer("overconfident", n_questions=8, judge="exact")
+    box.children[0].children[0].value = 0.2  # the confidently-wrong share
+    assert seen[0]["trap_share"] == 0.5 and seen[-1]["trap_share"] == 0.2

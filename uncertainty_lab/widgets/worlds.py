@@ -49,10 +49,11 @@ class KnownTruth:
 
 
 def known_truth(world: Any = "calibrated", changes: Mapping[str, Any] | None = None, *,
-                policies: Sequence[str] = POLICIES, n_samples: int = 5, judge: Any = "embedding", seed: int = 0
-                ) -> KnownTruth:
+                policies: Sequence[str] = POLICIES, n_samples: int = 5, judge: Any = "embedding", seed: int = 0,
+                embedder: Any = None) -> KnownTruth:
     """Theory and one simulated run of ``policies`` on a QA ``world`` (a name, file or :class:`World`; ``changes``
-    replace settings of its file), with the lab's default workers, metrics and ``judge``."""
+    replace settings of its file), with the lab's default workers, metrics and ``judge`` (``embedder``: semantic
+    density's, default the judge's or all-MiniLM-L6-v2)."""
     from .. import registry
     from ..orchestration.coordinator import Coordinator
     from ..orchestration.grading import QAGrader
@@ -67,7 +68,8 @@ def known_truth(world: Any = "calibrated", changes: Mapping[str, Any] | None = N
         w = w.with_changes(**changes)
     judge = registry.resolve("equivalence_judges", judge, what="judge")
     metrics = {"entropy": registry.resolve("metrics", "discrete_semantic_entropy", defaults={"judge": judge}),
-               "density": registry.resolve("metrics", "semantic_density", defaults={"judge": judge})}
+               "density": registry.resolve("metrics", "semantic_density",
+                                           defaults={"judge": judge, **({"embedder": embedder} if embedder else {})})}
     pols = [get_policy(p) for p in policies]
     th = theory(w, w.questions, pols, list(WORKER_ROLES), n_samples, judge, metrics["density"])
     llm = WorldLLM.from_world(w)
@@ -86,7 +88,7 @@ def known_truth(world: Any = "calibrated", changes: Mapping[str, Any] | None = N
 
 
 def known_truth_explorer(world: str = "calibrated", *, policies: Sequence[str] = POLICIES, judge: Any = "embedding",
-                         n_questions: int | None = None, seed: int = 0):
+                         n_questions: int | None = None, seed: int = 0, embedder: Any = None):
     """Sliders over a QA world's settings (:data:`SLIDERS`); each change recomputes :func:`known_truth` below them."""
     import ipywidgets as W
     from IPython.display import display
@@ -110,7 +112,7 @@ def known_truth_explorer(world: str = "calibrated", *, policies: Sequence[str] =
             changes["correct_answers"] = base.params["options"] - 1
         with out:
             out.clear_output(wait=True)
-            display(known_truth(base, changes, policies=policies, judge=judge, seed=seed))
+            display(known_truth(base, changes, policies=policies, judge=judge, seed=seed, embedder=embedder))
 
     for c in controls.values():
         c.observe(update, names="value")
