@@ -225,3 +225,17 @@ def test_the_known_truth_panel_recomputes_on_a_slider(monkeypatch):
     box = panel.known_truth_explorer("overconfident", n_questions=8, judge="exact")
     box.children[0].children[0].value = 0.2  # the confidently-wrong share
     assert seen[0]["trap_share"] == 0.5 and seen[-1]["trap_share"] == 0.2
+
+
+def test_the_report_names_the_world_and_sets_theory_beside_the_run(small, tmp_path):
+    from uncertainty_lab.orchestration.experiment import run_experiment
+
+    density = SemanticDensity(judge=ExactJudge(), embedder=HashEmbedder(1.5))
+    res = run_experiment({"llm": f"world:{small}", "data": {"loader": "world", "path": str(small)},
+                          "policies": ["none", "entropy_only"], "judge": "exact", "out_dir": str(tmp_path / "out"),
+                          "metrics": {"entropy": "discrete_semantic_entropy", "density": density},
+                          "progress": False}, save=False)
+    text = res.report()
+    assert "## Known truth (the model is a simulated world, not an LLM)" in text and "`world:small`" in text
+    assert all(row["model"].startswith("world:small@") for row in res.summary_rows())
+    assert "| none |" in text.split("## Known truth")[1] and "| entropy |" in text.split("## Known truth")[1]
