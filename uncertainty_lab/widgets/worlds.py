@@ -107,12 +107,12 @@ def known_truth_explorer(world: str = "calibrated", *, policies: Sequence[str] =
     out = W.Output()
 
     def update(_=None):
-        changes = {k: c.value for k, c in controls.items()}
-        if changes["correct_answers"] >= base.params["options"]:
+        changes = {k: c.value for k, c in controls.items() if c.value != base.params[k]}
+        if changes.get("correct_answers", 1) >= base.params["options"]:
             changes["correct_answers"] = base.params["options"] - 1
         with out:
             out.clear_output(wait=True)
-            display(known_truth(base, changes, policies=policies, judge=judge, seed=seed, embedder=embedder))
+            display(known_truth(base, changes or None, policies=policies, judge=judge, seed=seed, embedder=embedder))
 
     for c in controls.values():
         c.observe(update, names="value")
