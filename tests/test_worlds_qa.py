@@ -46,7 +46,9 @@ def small(tmp_path_factory):
     return path
 
 
-def test_the_backend_by_spec_is_the_world_and_is_named_so():
+def test_the_backend_by_spec_is_the_world_and_is_named_so(monkeypatch):
+    monkeypatch.setenv("UL_LLM", "world:overconfident")  # the notebooks' model choice: get_llm("auto")
+    assert get_llm("auto", quiet=True).label.startswith("world:overconfident@")
     llm = get_llm("world:calibrated", quiet=True)
     assert isinstance(llm, WorldLLM) and "world" in registry.names("llm_backends")
     assert llm.label.startswith("world:calibrated@") and llm.world.kind == "qa"
