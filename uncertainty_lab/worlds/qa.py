@@ -17,7 +17,7 @@ The world reads the orchestration lab's prompts: the question is the world's own
 the worker comes from the system prompt (``[workers.<name>] match``), the variant from the wording: ``reprompt``
 (``New angle:``), ``delegate`` (the acceptance criteria without a new angle), plus ``rephrase_gain`` when the
 prompt holds a rephrasing (``(Put differently:``). A rephrase request (``You rewrite questions``) gets the question
-back reworded. Temperature is ignored (the distribution is the one at the lab's default 0.7). Each sample is drawn
+back reworded; a prompt holding none of the world's questions gets "I don't know.". Temperature is ignored (the distribution is the one at the lab's default 0.7). Each sample is drawn
 with ``default_rng([sample seed, CRC32 of the messages])``, so distinct prompts draw independently.
 """
 
