@@ -289,3 +289,14 @@ def test_a_full_mode_tour_gives_each_cell_the_full_mode_limit(tmp_path, monkeypa
         tour.main([str(tmp_path), "--out", str(tmp_path / "out"), "--cache-dir", str(tmp_path / "c"), *args])
     assert seen == [(None, tour.FULL_CELL_TIMEOUT), ("1", tour.CELL_TIMEOUT), (None, 7)]
     assert tour.FULL_CELL_TIMEOUT > tour.CELL_TIMEOUT
+
+
+def test_a_worlds_answers_are_not_part_of_a_class_recording(tmp_path, monkeypatch):
+    """A world answers the same offline everywhere: the recording check must not ask the class cache for them."""
+    from uncertainty_lab.llm import CompletionCache, get_llm
+
+    log = tmp_path / "requests.jsonl"
+    monkeypatch.setenv("UL_REQUEST_LOG", str(log))
+    world = get_llm("world:calibrated", cache=CompletionCache(tmp_path / "c.sqlite"))
+    assert world.complete("What is 2+2?", n=2, seed=1)
+    assert not log.exists() or not log.read_text().strip()

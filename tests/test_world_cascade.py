@@ -156,7 +156,7 @@ def test_alpha_recovery_of_the_truth_itself_is_exact(excitation):
 
 def _run(world, tmp_path, **kw):
     selectors = [{"name": "hawkes", "ranking": "score", "label": "hawkes_score"}, "recency"]
-    return run_experiment(f"examples/world_{world}.toml", embedder=WordEmbedder(), out_dir=str(tmp_path / world),
+    return run_experiment(f"examples/worlds/cascade_{world}.toml", embedder=WordEmbedder(), out_dir=str(tmp_path / world),
                           save=False, selectors=selectors, **kw)
 
 

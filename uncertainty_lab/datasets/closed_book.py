@@ -26,7 +26,7 @@ __all__ = ["CLOSED_BOOK", "QUESTION_LOADERS", "closed_book_items", "load_questio
 #: Loaders of multi-hop search data whose questions become closed-book items.
 CLOSED_BOOK: tuple[str, ...] = ("hotpotqa", "musique")
 #: Every loader :func:`load_questions` takes: those that give :class:`QAItem` s, then the closed-book ones.
-QUESTION_LOADERS: tuple[str, ...] = ("truthfulqa", "strategyqa", "shipped_qa", "gsm8k", *CLOSED_BOOK)
+QUESTION_LOADERS: tuple[str, ...] = ("truthfulqa", "strategyqa", "shipped_qa", "gsm8k", "world", *CLOSED_BOOK)
 
 
 def closed_book_items(questions: Iterable[SearchQuestion]) -> list[QAItem]:

@@ -4,7 +4,8 @@
     data = {loader = "world", path = "my_world.toml"}          # or a world file
 
 A world kind that supplies data has ``data(limit=, sample=, seed=)``; a search world returns ``(documents,
-questions)`` like ``shipped_search``, a cascade world its events (NewsEvents with their truth) like ``shipped_news``. In a search config, ``data = "world"`` with ``llm = "world:<name>"`` takes
+questions)`` like ``shipped_search``, a cascade world its events (NewsEvents with their truth) like ``shipped_news``, a QA world its questions
+(QAItems) like ``shipped_qa``. In a search config, ``data = "world"`` with ``llm = "world:<name>"`` takes
 the world from ``llm``.
 """
 

@@ -124,6 +124,9 @@ class LLMBackend:
     name: ClassVar[str] = "base"
     summary: ClassVar[str] = ""
     supports_logprobs: ClassVar[bool] = False
+    #: whether a class recording needs this backend's answers (``$UL_REQUEST_LOG``); a backend that answers the same
+    #: everywhere with no model (a world) does not
+    recorded: ClassVar[bool] = True
     cache: CompletionCache | None = field(default=None, repr=False, compare=False, metadata={"hidden": True})
 
     def model_id(self) -> str:
@@ -181,7 +184,8 @@ class LLMBackend:
 
     def _one(self, request: dict[str, Any], cache: CompletionCache | None, seed: int) -> Completion:
         key = request_key(request)
-        log_request(request, key if cache is not None else None)  # only with $UL_REQUEST_LOG set (a recording)
+        if self.recorded:  # only with $UL_REQUEST_LOG set (a recording)
+            log_request(request, key if cache is not None else None)
         hit = _lookup(cache, key)
         if hit is not None:
             return hit

@@ -26,7 +26,7 @@ __all__ = ["DATA_LOADERS", "DEFAULT_POLICIES", "ExperimentConfig", "Orchestratio
 DEFAULT_POLICIES = ("none", "entropy_only", "density_only", "both")
 #: The loaders (:data:`uncertainty_lab.datasets.LOADERS`) whose items are short-answer questions with gold answers
 #: (HotpotQA and MuSiQue closed book: :mod:`uncertainty_lab.datasets.closed_book`).
-DATA_LOADERS = ("truthfulqa", "strategyqa", "shipped_qa", "gsm8k", "hotpotqa", "musique")
+DATA_LOADERS = ("truthfulqa", "strategyqa", "shipped_qa", "gsm8k", "hotpotqa", "musique", "world")
 
 
 @dataclass
@@ -168,7 +168,7 @@ def _check_data(data: Any) -> None:
         raise ValueError(f"data.loader {name!r} is not a question loader{other}; choose from {', '.join(DATA_LOADERS)}")
     params = inspect.signature(LOADERS[name]).parameters
     path = data.get("path")
-    if path is None and name != "shipped_qa":
+    if path is None and name not in ("shipped_qa", "world"):
         raise ValueError(f"data.path is missing: the {name} loader reads a file you downloaded (nothing is downloaded)")
     if path is not None and (not isinstance(path, (str, os.PathLike)) or not os.fspath(path)):
         from ..untrusted import excerpt
@@ -187,6 +187,8 @@ def load_data(config: OrchestrationConfig) -> list[Any]:
     from ..datasets.closed_book import load_questions
     from ..datasets.qa import load_qa_questions
 
+    if config.data is None and isinstance(config.llm, str) and config.llm.startswith("world:"):
+        return load_questions("world", world=config.llm.partition(":")[2])  # a QA world's own questions
     if config.data is None:
         return load_qa_questions(config.categories)
     options = {k: v for k, v in config.data.items() if k not in ("loader", "path")}
@@ -198,6 +200,8 @@ def load_data(config: OrchestrationConfig) -> list[Any]:
 
 def describe_data(config: OrchestrationConfig) -> str:
     """The data setting in words, for the report."""
+    if config.data is None and isinstance(config.llm, str) and config.llm.startswith("world:"):
+        return f"the questions of {config.llm} (a simulated world with a known truth, not a data set)"
     if config.data is None:
         return "the shipped QA set (uncertainty_lab/datasets/data/qa_questions.jsonl)"
     from ..datasets.closed_book import CLOSED_BOOK

@@ -24,6 +24,7 @@ from .calibration import Calibration
 from .config import OrchestrationConfig, describe_data
 from .errors import OrchestrationError
 from .grading import QAGrader
+from .known_truth import known_truth_lines
 from .record import OrchestrationRun, policy_of
 from .report import calibration_lines, escalation_warnings, fire_rate_lines
 
@@ -196,7 +197,7 @@ class OrchestrationResult(LabResult):
                  "## Paired comparisons (McNemar, same questions)", ""]
         parts += [f"- {model}: {pc.verdict}" for model, pc in self.paired()] or ["- (one policy only)"]
         parts += ["", "## Wrong-answer detection from the first-round signals", "", self.auroc_table(), ""]
-        parts += fire_rate_lines(self) + calibration_lines(self)
+        parts += fire_rate_lines(self) + calibration_lines(self) + known_truth_lines(self)
         jc = self.judge_cache
         if jc:
             rate = jc.get("hit_rate", math.nan)

@@ -22,6 +22,7 @@ from .picker import (
 )
 from .search import EpisodeStepper, episode_stepper  # noqa: F401  (notebook 05)
 from .semantic import PlaygroundResult, SemanticPlayground, run_playground, semantic_playground
+from .worlds import KnownTruth, known_truth, known_truth_explorer  # noqa: F401  (notebooks 03 and 04, "Known truth")
 
 __all__ = [
     "AuditLabeller",

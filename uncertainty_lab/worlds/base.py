@@ -79,6 +79,13 @@ class World:
         """The world's answer to one prompt (one sample), drawn with ``rng``."""
         raise NotImplementedError
 
+    def with_changes(self, **changes: Any) -> World:
+        """This world with some settings of its file changed (a widget's sliders): a new world, named as this one with
+        ``*`` (its digest changes with the settings, so cached answers of the original are never reused)."""
+        spec = {**self.spec, **changes}
+        return type(self)(name=f"{self.name}*", description=self.description, source=f"{self.source} (changed)",
+                          spec=spec)
+
     def error(self, message: str, key: str | None = None) -> WorldError:
         where = f"{self.source}" + (f", {key}" if key else "")
         return WorldError(f"world {where}: {message}")
@@ -97,8 +104,11 @@ def shipped_worlds() -> dict[str, str]:
     return out
 
 
-def load_world(spec: str | os.PathLike[str]) -> World:
-    """The world a name (one of :func:`shipped_worlds`) or a ``.toml`` / ``.json`` path names."""
+def load_world(spec: str | os.PathLike[str] | dict[str, Any]) -> World:
+    """The world a name (one of :func:`shipped_worlds`) or a ``.toml`` / ``.json`` path names, or a world built from a
+    dict of the file's settings (``{"kind": "qa", "name": ..., ...}``)."""
+    if isinstance(spec, dict):
+        return _from_data(dict(spec), "<dict>", str(spec.get("name", "world")))
     text_spec = os.fspath(spec) if isinstance(spec, (str, os.PathLike)) else spec
     if not isinstance(text_spec, str) or not text_spec:
         raise WorldError(f"a world is a shipped name ({', '.join(shipped_worlds())}) or a .toml/.json path, got "
@@ -127,11 +137,15 @@ def load_world(spec: str | os.PathLike[str]) -> World:
         raise WorldError(f"world file {where} is not valid {suffix[1:].upper()}: {exc}") from None
     if not isinstance(data, dict):
         raise WorldError(f"world file {where}: the top level must be a table of settings")
+    return _from_data(data, where, Path(text_spec).stem)
+
+
+def _from_data(data: dict[str, Any], where: str, stem: str) -> World:
     kind = data.get("kind")
     if kind not in KINDS:
         raise WorldError(f"world file {where}: kind must be one of {', '.join(sorted(KINDS))}, got "
                          f"{untrusted.excerpt(repr(kind))}")
-    name = data.get("name", Path(text_spec).stem)
+    name = data.get("name", stem)
     description = data.get("description", "")
     if not isinstance(name, str) or not isinstance(description, str):
         raise WorldError(f"world file {where}: name and description must be strings")
@@ -144,8 +158,17 @@ class WorldLLM(LLMBackend):
 
     name: ClassVar[str] = "world"
     summary: ClassVar[str] = "a simulated model drawn from a world with a known truth (worlds/): not an LLM"
+    #: a class recording leaves worlds out: they answer the same offline on every machine, with no model
+    recorded: ClassVar[bool] = False
     model: str = field(default="calibrated", metadata={"help": "a shipped world's name or a world file's path"})
     _world: World | None = field(default=None, init=False, repr=False, compare=False, metadata={"hidden": True})
+
+    @classmethod
+    def from_world(cls, world: World, **kwargs: Any) -> WorldLLM:
+        """The backend of a world already built (e.g. :meth:`World.with_changes` of a widget's sliders)."""
+        llm = cls(model=world.name, **kwargs)
+        llm._world = world
+        return llm
 
     @property
     def world(self) -> World:
