@@ -133,3 +133,13 @@ def test_never_more_workers_than_units_and_a_workers_cap():
     with pytest.raises(ValueError, match=f"workers = 1000000000 is over the cap of {MAX_WORKERS}"):
         check_settings(SimpleNamespace(executor="processes", workers=10**9, scheduler=None, llm_hosts=None,
                                        error=ValueError))
+
+
+def test_two_units_that_would_share_a_run_file_are_refused(tmp_path):
+    from uncertainty_lab.lab import Experiment, LabConfig, Unit
+
+    units = [Unit(("a",), "ollama:a/b", tmp_path / "ollama_a_b.jsonl"),
+             Unit(("b",), "ollama:a_b", tmp_path / "ollama_a_b.jsonl")]
+    with pytest.raises(ValueError, match="'ollama:a/b' and 'ollama:a_b' would share the run file"):
+        Experiment().check_units(LabConfig(), units)
+    assert Experiment().check_units(LabConfig(), units[:1]) == units[:1]

@@ -265,10 +265,19 @@ class Experiment:
         return out
 
     def check_units(self, config: Any, units: list[Unit]) -> list[Unit]:
-        """``units`` once there are at most :data:`MAX_UNITS`; else the config's error naming the cap."""
+        """``units`` once there are at most :data:`MAX_UNITS` and no two share a run file (labels that differ only
+        in punctuation could); else the config's error naming the cap or the two units."""
         if len(units) > MAX_UNITS:
             raise config.error(f"this configuration makes {len(units)} {self.unit_name}s, over the cap of {MAX_UNITS}; "
                                "run fewer (a smaller data sample, fewer settings to sweep)")
+        seen: dict[Path, Unit] = {}
+        for unit in units:
+            if unit.path is not None and unit.path in seen:
+                raise config.error(f"the {self.unit_name}s {seen[unit.path].label!r} and {unit.label!r} would share the "
+                                   f"run file {unit.path}; rename one of them (their names differ only in characters a "
+                                   "file name cannot hold)")
+            if unit.path is not None:
+                seen[unit.path] = unit
         return units
 
     def run(self, config: Any = None, *, save: bool = True, resources: Mapping[str, Any] | None = None,
