@@ -9,24 +9,30 @@ hides the healthy ones.
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import difflib
 import importlib
 import importlib.metadata
 import os
 import re
-import signal
 import site
 import sys
 import threading
 import warnings
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from .contracts import PROTOCOLS
 from .parameters import Parameter, ParameterError, parameters, validate
+from .plugin_errors import (
+    PluginLoadError,
+    PluginWarning,
+    RegistryError,
+    UnknownKindError,
+    UnknownPluginError,
+    ctrl_c_watch,
+)
 
 KINDS: tuple[str, ...] = (
     "kernels",
@@ -60,31 +66,6 @@ __all__ = [
     "resolve",
     "unregister",
 ]
-
-
-class RegistryError(Exception):
-    """Base class of the registry's errors."""
-
-
-class UnknownKindError(RegistryError, LookupError):
-    """A kind that is not one of :data:`KINDS`."""
-
-
-class UnknownPluginError(RegistryError, LookupError):
-    """No plugin of this kind has this name; the message lists the available ones."""
-
-
-class PluginLoadError(RegistryError):
-    """A plugin failed to import or does not follow its kind's protocol."""
-
-    def __init__(self, message: str, *, kind: str, name: str, distribution: str, entry_point: str):
-        super().__init__(message)
-        self.kind, self.name = kind, name
-        self.distribution, self.entry_point = distribution, entry_point
-
-
-class PluginWarning(UserWarning):
-    """A registry problem that does not stop the healthy plugins (``strict=True`` raises instead)."""
 
 
 def group(kind: str) -> str:
@@ -307,37 +288,12 @@ def _entry(kind: str, name: str) -> _Entry:
     return entries[name]
 
 
-@contextlib.contextmanager
-def _ctrl_c_watch() -> Iterator[threading.Event]:
-    """An event set when a real Ctrl-C (SIGINT) arrives inside the block, which still interrupts as before; so a
-    KeyboardInterrupt a plugin raises by itself when imported is told from the user's. Off the main thread no
-    signal arrives, so the event stays clear."""
-    seen = threading.Event()
-    previous = signal.getsignal(signal.SIGINT) if threading.current_thread() is threading.main_thread() else None
-    if previous is None:  # off the main thread, or a handler not set from Python: leave it alone
-        yield seen
-        return
-
-    def handler(signum: int, frame: Any) -> None:
-        seen.set()
-        if callable(previous):  # Python's own raises KeyboardInterrupt
-            previous(signum, frame)
-        elif previous != signal.SIG_IGN:
-            raise KeyboardInterrupt
-
-    signal.signal(signal.SIGINT, handler)
-    try:
-        yield seen
-    finally:
-        signal.signal(signal.SIGINT, previous)
-
-
 def _load(entry: _Entry) -> None:
     if entry.loaded:
         return
     where = f"entry point {entry.name} = {entry.target} in distribution {entry.distribution!r}"
     try:
-        with _ctrl_c_watch() as ctrl_c:
+        with ctrl_c_watch() as ctrl_c:
             obj = entry.entry_point.load() if entry.entry_point is not None else entry.obj
             missing = _protocol_gaps(entry.kind, obj)
     except BaseException as exc:  # SystemExit and the like too: a plugin must not end the process that lists it
