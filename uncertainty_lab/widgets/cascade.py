@@ -17,7 +17,6 @@ importable from here too.
 from __future__ import annotations
 
 import html
-import io
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -39,6 +38,7 @@ from .cascade_views import (
     steps_table,
     uncertainty_curve,
 )
+from .controls import png_bytes
 from .hawkes import SliderRange
 
 __all__ = [
@@ -300,7 +300,6 @@ class CascadeExplorer(widgets.VBox):
 
     def run(self) -> PanelResult | None:
         """Simulate, evaluate and show with the current controls; returns the result (None on an error)."""
-        import matplotlib.pyplot as plt
 
         v = self.values
         self.status.value = "<i>generating…</i>"
@@ -312,13 +311,7 @@ class CascadeExplorer(widgets.VBox):
                                  f"{html.escape(str(exc))}</span>")
             return None
         self.results.append(result)
-        fig = draw_panel(self.results)
-        try:
-            buf = io.BytesIO()
-            fig.savefig(buf, format="png", dpi=self.dpi)
-        finally:
-            plt.close(fig)
-        self.image.value = buf.getvalue()
+        self.image.value = png_bytes(draw_panel(self.results), self.dpi)
         s = result.summary
         self.status.value = (f"<small>run #{len(self.results)}: {html.escape(s['selector'])}, k = {s['k']}, "
                              f"{s['steps']} steps on {html.escape(s['backend'])}; memory sizes {s['memory_sizes']}"

@@ -27,3 +27,17 @@ class SliderRange:
         if not ok or not self.min <= value <= self.max:
             raise ValueError(f"{name} must be {'an integer' if kind is int else 'a number'} in "
                              f"[{self.min:g}, {self.max:g}], got {value!r}")
+
+
+def png_bytes(fig: Any, dpi: int) -> bytes:
+    """A matplotlib figure as PNG bytes (what an ``Image`` widget shows), the figure closed after."""
+    import io
+
+    import matplotlib.pyplot as plt
+
+    buf = io.BytesIO()
+    try:
+        fig.savefig(buf, format="png", dpi=dpi)
+    finally:
+        plt.close(fig)
+    return buf.getvalue()

@@ -23,14 +23,13 @@ about a third of runs here; the Image route sends the picture as widget state an
 from __future__ import annotations
 
 import html
-import io
 import math
 from typing import Any
 
 import ipywidgets as widgets
 import numpy as np
 
-from .controls import SliderRange
+from .controls import SliderRange, png_bytes
 
 __all__ = [
     "MAX_EVENTS",
@@ -270,18 +269,13 @@ class UnivariateExplorer(widgets.VBox):
 
     def redraw(self) -> dict[str, Any]:
         """Simulate and draw with the current values; returns (and keeps) the summary."""
-        import matplotlib.pyplot as plt
 
         v = self.values
         fig, summary = draw_univariate(v["mu"], v["alpha"], v["beta"], T=self.T, seed=int(self.seed.value),
                                        max_events=self.max_events)
-        try:
-            buf = io.BytesIO()
-            fig.savefig(buf, format="png", dpi=self.dpi)
-        finally:
-            plt.close(fig)
+        png = png_bytes(fig, self.dpi)
         self.summary = summary
-        self.image.value = buf.getvalue()
+        self.image.value = png
         self.status.value = status_html(self.summary)
         return self.summary
 

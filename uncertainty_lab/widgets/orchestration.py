@@ -20,7 +20,6 @@ run the coordinator for that.
 from __future__ import annotations
 
 import html
-import io
 import math
 from typing import Any
 
@@ -30,6 +29,7 @@ from ..orchestration.figures import draw_signal_map
 from ..orchestration.grading import grade_label
 from ..orchestration.policy import Policy
 from ..orchestration.record import OrchestrationRun
+from .controls import png_bytes
 from .hawkes import SliderRange
 
 __all__ = ["GATE_CHOICES", "RANGES", "GateExplorer", "gate_explorer", "gate_policy", "gate_summary", "summary_html"]
@@ -144,10 +144,7 @@ class GateExplorer(widgets.VBox):
     def redraw(self) -> dict[str, Any]:
         policy = self.policy()
         self.summary = gate_summary(self.run, policy)
-        fig = draw_signal_map(self.run, policy)
-        buf = io.BytesIO()
-        fig.savefig(buf, format="png", dpi=self.dpi)
-        self.image.value = buf.getvalue()
+        self.image.value = png_bytes(draw_signal_map(self.run, policy), self.dpi)
         self.status.value = summary_html(self.summary)
         return self.summary
 

@@ -17,7 +17,6 @@ answers are not cached (they cost microseconds to redraw), and no run file is wr
 from __future__ import annotations
 
 import html
-import io
 import math
 from typing import Any
 
@@ -29,7 +28,7 @@ from ..search.comparisons import token_savings
 from ..search.config import SearchConfig, question_documents
 from ..worlds import load_world
 from ..worlds.search import SearchWorld, chain_theory, world_llm
-from .controls import SliderRange
+from .controls import SliderRange, png_bytes
 
 __all__ = ["RANGES", "WORLDS", "GateWorldExplorer", "draw_response", "gate_response", "gate_world_explorer",
            "response_html", "world_with"]
@@ -192,16 +191,11 @@ class GateWorldExplorer(widgets.VBox):
         self.redraw()
 
     def redraw(self) -> dict[str, Any]:
-        import matplotlib.pyplot as plt
 
         world = world_with(self.world.value, **{k: float(s.value) for k, s in self.sliders.items()})
         self.response = gate_response(world, n_questions=self.n_questions)
         self.status.value = response_html(self.response)
-        fig = draw_response(self.response)
-        buf = io.BytesIO()
-        fig.savefig(buf, format="png", dpi=self.dpi)
-        plt.close(fig)
-        self.image.value = buf.getvalue()
+        self.image.value = png_bytes(draw_response(self.response), self.dpi)
         return self.response
 
 

@@ -17,7 +17,6 @@ figure goes to an ``ipywidgets.Image`` as PNG.
 from __future__ import annotations
 
 import html
-import io
 import math
 import tempfile
 from dataclasses import dataclass
@@ -28,7 +27,7 @@ import ipywidgets as widgets
 import numpy as np
 
 from ..table import Table
-from .controls import SliderRange
+from .controls import SliderRange, png_bytes
 
 __all__ = ["STRENGTH", "WorldExplorer", "WorldPanel", "draw_world_panel", "scaled_world", "world_explorer",
            "world_panel"]
@@ -183,7 +182,6 @@ class WorldExplorer(widgets.VBox):
 
     def run(self) -> WorldPanel | None:
         """Run the lab on the world the slider sets and show the table and figure."""
-        import matplotlib.pyplot as plt
 
         self.status.value = "<i>simulating, fitting, generating…</i>"
         try:
@@ -194,13 +192,7 @@ class WorldExplorer(widgets.VBox):
                                  f"{html.escape(str(exc))}</span>")
             return None
         self.panels.append(panel)
-        fig = draw_world_panel(panel)
-        try:
-            buf = io.BytesIO()
-            fig.savefig(buf, format="png", dpi=self.dpi)
-        finally:
-            plt.close(fig)
-        self.image.value = buf.getvalue()
+        self.image.value = png_bytes(draw_world_panel(panel), self.dpi)
         self.table_html.value = panel._repr_html_()
         self.status.value = f"<small>panel #{len(self.panels)}</small>"
         return panel
