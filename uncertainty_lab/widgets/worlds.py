@@ -34,8 +34,11 @@ class KnownTruth:
     rows: list[dict[str, Any]] = field(default_factory=list)
 
     def table(self) -> Table:
+        evidence = self.simulated.get("evidence", {})
         rows = [{"quantity": f"AUROC of {s} (wrong-answer detection)", "theory": round(self.theory["auroc"][s], 3),
-                 "simulated": round(self.simulated["auroc"][s], 3)} for s in ("entropy", "density")]
+                 "simulated": (f"{evidence[s].cell()} (n {evidence[s].n}: {evidence[s].n_pos} wrong, "
+                               f"{evidence[s].n_neg} right)") if s in evidence else round(self.simulated["auroc"][s], 3)}
+                for s in ("entropy", "density")]
         rows += [{"quantity": f"accuracy of policy {p}", "theory": round(a, 3),
                   "simulated": round(self.simulated["accuracy"][p], 3)} for p, a in self.theory["accuracy"].items()]
         return Table(rows, title=f"world:{self.world.name} — {len(self.world.questions)} questions, theory (exact) vs "
@@ -82,9 +85,10 @@ def known_truth(world: Any = "calibrated", changes: Mapping[str, Any] | None = N
         if first is None:
             first = traces
     right = np.array([grader(items[t.question], t.rounds[0].candidates[0].answer.answer)["correct"] for t in first])
-    auroc = {"entropy": float(discrimination(np.array([1 - t.first_signals.entropy for t in first]), right, seed=seed)),
-             "density": float(discrimination(np.array([t.first_signals.density for t in first]), right, seed=seed))}
-    return KnownTruth(w, th, {"accuracy": acc, "auroc": auroc}, seed)
+    found = {"entropy": discrimination(np.array([1 - t.first_signals.entropy for t in first]), right, seed=seed),
+             "density": discrimination(np.array([t.first_signals.density for t in first]), right, seed=seed)}
+    return KnownTruth(w, th, {"accuracy": acc, "auroc": {k: float(d) for k, d in found.items()}, "evidence": found},
+                      seed)
 
 
 def known_truth_explorer(world: str = "calibrated", *, policies: Sequence[str] = POLICIES, judge: Any = "embedding",
