@@ -55,7 +55,8 @@ def test_orchestrate_run_with_one_right_answer_in_ten_gives_no_auroc_but_the_rea
     assert main(["orchestrate", "run", "--config", str(config)]) == 0
     out = capsys.readouterr().out
     lines = [line for line in out.splitlines() if line.startswith("| scripted:script | ")]
-    signals = [line for line in lines if "| entropy |" in line or "| density |" in line]
+    signals = [line for line in lines if "| entropy (discrete_semantic_entropy) |" in line
+               or "| density (num_semantic_sets) |" in line]  # the metric that fills each role is named
     assert len(signals) == 2 and all(f"| {SENTENCE} | 10 | 9 | 1 | 0 |" in line for line in signals)
     assert "1.000" not in "\n".join(signals) and "0.500" not in "\n".join(signals)
     assert "at least 10 wrong and 10 right answers" in out
@@ -79,7 +80,8 @@ def test_ten_of_each_give_the_value_its_interval_and_the_counts(tmp_path):
         assert (r["n"], r["wrong"], r["right"], r["resamples"], r["seed"], r["level"]) == (20, 10, 10, 2000, 3, 0.95)
         assert r["low"] <= r["auroc"] <= r["high"] and r["reason"] == ""
     table = result.auroc_table()
-    assert "| scripted:script | entropy | 1.000 [1.000, 1.000] | 20 | 10 | 10 | 0 |" in table
+    assert "| scripted:script | entropy (discrete_semantic_entropy) | 1.000 [1.000, 1.000] | 20 | 10 | 10 | 0 |" in table
+    assert result.report().startswith("# Uncertainty-guided orchestration (HASSUM): scripted:script\n")
     assert "Interval: 95% stratified percentile bootstrap, 2000 resamples, seed 3" in table
     saved = json.loads((tmp_path / "results.json").read_text())["auroc"]
     assert saved[0]["value"] == 1.0 and saved[0]["low"] == 1.0 and saved[0]["n_neg"] == 10

@@ -125,7 +125,7 @@ def test_a_researchers_grader_by_name_in_an_orchestration_config_and_uncertain_i
     row = result.summary_rows()[0]
     assert (row["uncertain"], row["correct"], row["accuracy"]) == (canberra.count(False), canberra.count(True), 1.0)
     assert f"{canberra.count(False)} uncertain" in result.summary_table()
-    assert result.report().splitlines()[0].startswith("Grading: **word** — holds a word")
+    assert result.report().splitlines()[2].startswith("Grading: **word** — holds a word")
     assert {r["missing"] for r in result.auroc_rows()} >= {canberra.count(False)}
     ((_, pc),) = result.paired()  # McNemar over the questions decided in both runs
     assert pc.n == canberra.count(True)

@@ -79,7 +79,7 @@ def test_truthfulqa_is_graded_with_its_incorrect_answers_and_refusals_apart(tmp_
     assert "incorrect reference 'A storm comes'" in run.records[0].grade["evidence"]
     row = result.summary_rows()[0]
     assert row["refused"] == 1 and row["correct"] == 0
-    head = result.report().splitlines()[:3]
+    head = result.report().splitlines()[2:5]  # after the title and a blank line
     assert head[0].startswith("Grading: **strict**") and "Data: truthfulqa from" in head[1] and "3 reported" in head[1]
     assert "| 1 |" in result.summary_table()  # the refused column
     saved = json.loads((tmp_path / "results.json").read_text())
@@ -107,5 +107,5 @@ def test_the_grader_can_be_chosen_and_the_report_says_which(tmp_path):
     result = run_experiment({"ids": ["factual-001"], "llm": llm, "policies": ["none"], "judge": "exact",
                              "n_samples": 3, "max_tokens": 8, "progress": False, "figure": False,
                              "out_dir": str(tmp_path), "grading": {"method": "contains"}})
-    assert result.report().splitlines()[0].startswith("Grading: **contains** — the old default")
+    assert result.report().splitlines()[2].startswith("Grading: **contains** — the old default")
     assert json.loads((tmp_path / "results.json").read_text())["grader"]["method"] == "contains"

@@ -128,12 +128,21 @@ class OrchestrationResult(LabResult):
         return [{"model": model, "signal": name, "auroc": float(d), **d.to_dict(), "wrong": d.n_pos, "right": d.n_neg}
                 for model, name, d in self.discriminations()]
 
+    def _signal_label(self, role: str) -> str:
+        """A signal as the table shows it: the role with the metric that fills it (``entropy
+        (discrete_semantic_entropy)``), so an overridden metric is never shown as the role's default."""
+        run = next(iter(self.runs.values()), None)
+        spec = (run.config["coordinator"]["metrics"].get(role) if run is not None else None)
+        name = spec if isinstance(spec, str) else spec.get("name") if isinstance(spec, dict) else None
+        return f"{role} ({name})" if name else role
+
     def auroc_table(self) -> str:
         """The AUROC table (markdown): a value with its interval, or the sentence why none is given."""
         found = self.discriminations()
         lines = ["| model | first-round signal | AUROC (wrong-answer detection) [interval] | n | wrong | right | "
                  "missing |", "|---|---|---|---|---|---|---|"]
-        lines += [f"| {m} | {name} | {d.cell()} | {d.n} | {d.n_pos} | {d.n_neg} | {d.missing} |" for m, name, d in found]
+        lines += [f"| {m} | {self._signal_label(name)} | {d.cell()} | {d.n} | {d.n_pos} | {d.n_neg} | {d.missing} |"
+                  for m, name, d in found]
         how = found[0][2].interval() if found else ""
         lines += ["", "AUROC = the probability that a right first answer has the higher confidence (1 − SE, SD) than "
                   "a wrong one, ties counting ½ (0.5 = no better than chance); no concern (policy) = that policy's "
@@ -193,7 +202,8 @@ class OrchestrationResult(LabResult):
                   "choosing the best round's answer; invalid = final answers that failed validation; "
                   "refused = final answers that refused (counted as not correct, except on items that ask to be "
                   "declined)")
-        parts = [*self.header_lines(), "", "## Policies", "", self.summary_table(), "", note + ".", "",
+        title = f"# Uncertainty-guided orchestration (HASSUM): {', '.join(self.models)}"
+        parts = [title, "", *self.header_lines(), "", "## Policies", "", self.summary_table(), "", note + ".", "",
                  "## Paired comparisons (McNemar, same questions)", ""]
         parts += [f"- {model}: {pc.verdict}" for model, pc in self.paired()] or ["- (one policy only)"]
         parts += ["", "## Wrong-answer detection from the first-round signals", "", self.auroc_table(), ""]
