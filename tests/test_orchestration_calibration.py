@@ -136,7 +136,8 @@ def experiment(tmp_path, name, llm, **changes):
 
 def test_a_policy_that_escalates_every_question_is_named_in_the_first_lines(tmp_path):
     result = experiment(tmp_path, "fixed", Wobbly(script={"*": ["unused"]}), max_rounds=2)
-    first = result.report().splitlines()[:4]
+    title, blank, *first = result.report().splitlines()[:6]  # the warnings come right after the title
+    assert title.startswith("# Uncertainty-guided orchestration (HASSUM)") and blank == ""
     assert first[0].startswith("**Warning.** policy 'both'") and "raised a concern in round 1 on 12 of 12" in first[0]
     assert "calibrate = {target_rate = 0.3, dev_fraction = 0.3}" in first[0] and "the model calls of 'none'" in first[0]
     assert any("Grading: **strict**" in line for line in first) and any("Data: the shipped QA set" in line for line in first)
