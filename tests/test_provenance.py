@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import hashlib
+import os
+
+import pytest
 
 from uncertainty_lab.orchestration.grading import QAGrader
 from uncertainty_lab.provenance import content_hash, data_files, file_hash, grader_settings, item_changes, item_hashes
@@ -41,3 +44,16 @@ def test_a_grader_is_recorded_by_its_config_or_its_name():
         return {"correct": True}
 
     assert grader_settings(my_grader) == "my_grader"
+
+
+def test_a_pipe_or_device_as_data_is_never_opened_for_its_hash(tmp_path):
+    """A FIFO with no writer would block ``open`` forever, /dev/zero never ends: both hash as None (the loader then
+    refuses them by name); a folder's hash skips them and keeps its regular files."""
+    fifo = tmp_path / "data" / "questions.jsonl"
+    fifo.parent.mkdir()
+    os.mkfifo(fifo)
+    (tmp_path / "data" / "b.jsonl").write_bytes(b"{}\n")
+    assert data_files([str(fifo), "/dev/zero"]) == {str(fifo): None, "/dev/zero": None}
+    assert data_files(str(fifo.parent)) == {str(fifo.parent): content_hash([["b.jsonl", file_hash(fifo.parent / "b.jsonl")]])}
+    with pytest.raises(ValueError, match="not a regular file"):
+        file_hash(fifo)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import stat
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -39,25 +40,36 @@ def content_hash(value: Any) -> str:
 
 def file_hash(path: str | os.PathLike) -> str:
     """The first 16 hex digits of the sha256 of a file's bytes (read in chunks); a folder hashes the sorted
-    relative paths and hashes of its files (at most 10 000)."""
+    relative paths and hashes of its regular files (at most 10 000). A pipe, device or socket is refused
+    before it is opened (:func:`uncertainty_lab.untrusted.check_path`): reading one could block or never end."""
+    from .untrusted import open_binary
+
     path = Path(path)
     if path.is_dir():
-        files = sorted(p for p in path.rglob("*") if p.is_file())[:_MAX_FOLDER_FILES]
+        files = sorted(p for p in path.rglob("*") if _is_regular(p))[:_MAX_FOLDER_FILES]
         return content_hash([[str(p.relative_to(path)), file_hash(p)] for p in files])
     digest = hashlib.sha256()
-    with open(path, "rb") as f:
+    with open_binary(path, what="data file") as f:
         while chunk := f.read(_CHUNK):
             digest.update(chunk)
     return digest.hexdigest()[:16]
 
 
+def _is_regular(path: Path) -> bool:
+    try:
+        return stat.S_ISREG(path.stat().st_mode)
+    except OSError:  # a dangling link, a loop, a name too long
+        return False
+
+
 def data_files(path: Any) -> dict[str, str | None]:
     """``{file: hash}`` of a ``data`` setting's ``path`` (a file, a folder or a list of them; None: the package's
-    own data, ``{}``); a file that is not there hashes as None (the loader says why)."""
+    own data, ``{}``); a file that is not there, or not a regular file or folder, hashes as None: the loader
+    refuses it and says why."""
     if path is None:
         return {}
     paths = path if isinstance(path, (list, tuple)) else [path]
-    return {str(p): file_hash(p) if Path(p).exists() else None for p in paths}
+    return {str(p): file_hash(p) if Path(p).is_dir() or _is_regular(Path(p)) else None for p in paths}
 
 
 def _get(item: Any, key: str) -> Any:
