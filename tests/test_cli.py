@@ -21,6 +21,7 @@ from uncertainty_lab import cli, registry
 from uncertainty_lab.cli import main
 from uncertainty_lab.llm.cache import CompletionCache, request_key
 from uncertainty_lab.llm.embedded import INSTALL_HINT, default_gguf_path
+from uncertainty_lab.llm.modes import current_mode
 
 SCRIPT = Path(sys.executable).parent / "uncertainty-lab"
 
@@ -309,7 +310,8 @@ def test_cache_stats_export_clear_import_round_trip(tmp_path, capsys):
     assert main(["cache", "stats"]) == 0
     out = capsys.readouterr().out
     assert f"path:    {cache.path}" in out and "entries: 3" in out
-    assert [line.split() for line in out.splitlines()[3:]] == [["2", "embedded:m"], ["1", "ollama:q"]]
+    assert out.splitlines()[3].startswith(f"modes:   {current_mode()} mode")  # the mode of the process that wrote
+    assert [line.split() for line in out.splitlines()[4:]] == [["2", "embedded:m"], ["1", "ollama:q"]]
 
     export = tmp_path / "class" / "export.sqlite"
     assert main(["cache", "export", str(export)]) == 0
