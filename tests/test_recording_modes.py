@@ -74,7 +74,7 @@ def test_a_cache_from_before_the_marks_has_no_mode_and_replays_as_before(tmp_pat
     text = str(err.value)
     assert text.startswith("no recorded answer for echo:echo-1 sample 0 (seed=3") and "\n" not in text
     assert ("this run is in full mode (UL_FAST unset) and the recording does not say which mode it was made in: "
-            "if it was made in fast mode, replay with UL_FAST=1") in text
+            "if the class recording was made in fast mode, replay with UL_FAST=1") in text
 
 
 def test_a_replay_in_the_mode_the_recording_lacks_says_which_mode_in_one_line(tmp_path, monkeypatch):
@@ -101,6 +101,18 @@ def test_a_miss_in_a_recorded_mode_is_the_plain_miss(tmp_path, monkeypatch):
     with pytest.raises(ReplayMissError) as err:
         replay(cache, "fast", monkeypatch, max_tokens=9)
     assert str(err.value).startswith("no recorded answer for") and "mode" not in str(err.value)
+
+
+def test_a_miss_in_a_cache_of_both_modes_names_the_run_mode(tmp_path, monkeypatch):
+    """A student's cache after importing a fast recording, with full-mode answers of their own: the marks cannot
+    tell which mode the class recording has, so the plain miss adds the hint."""
+    cache = record(tmp_path / "student.sqlite", "fast", monkeypatch)
+    record(tmp_path / "student.sqlite", "full", monkeypatch, max_tokens=5)
+    with pytest.raises(ReplayMissError) as err:
+        replay(cache, "full", monkeypatch, max_tokens=40)
+    assert str(err.value).startswith("no recorded answer for") and str(err.value).endswith(
+        "(this run is in full mode (UL_FAST unset) and the cache holds answers of both modes: if the class recording "
+        "was made in fast mode, replay with UL_FAST=1)")
 
 
 def test_export_carries_the_marks_and_import_merges_them(tmp_path, monkeypatch, capsys):

@@ -103,8 +103,11 @@ def mismatch(recorded: Iterable[str], mode: str) -> str:
             f"or record {mode} mode too ({RECORD[mode]}, then export again)")
 
 
-def unknown_hint(mode: str) -> str:
-    """What a miss adds when the recording does not say its mode (recorded before modes were)."""
+def unknown_hint(mode: str, recorded: Iterable[str] = ()) -> str:
+    """What a miss adds when the marks cannot tell the recording's mode: none (recorded before modes were), or both
+    (a student's cache holds the imported recording and answers of their own, each marked)."""
     other = "full" if mode == "fast" else "fast"
-    return (f"this run is in {mode} mode ({SETTING[mode]}) and the recording does not say which mode it was made in: "
-            f"if it was made in {other} mode, replay with {SETTING[other]}")
+    says = ("the cache holds answers of both modes" if set(recorded) >= set(MODES)
+            else "the recording does not say which mode it was made in")
+    return (f"this run is in {mode} mode ({SETTING[mode]}) and {says}: if the class recording was made in {other} "
+            f"mode, replay with {SETTING[other]}")

@@ -75,7 +75,7 @@ class ReplayLLM(LLMBackend):
 
 def _miss(store, what: str, backend: str) -> str:
     """The one line a miss raises: the mode to replay in when the recording holds the other mode's answers only;
-    else the request and how to record it (with the mode hint when the recording does not say its mode)."""
+    else the request and how to record it, with the mode hint unless the cache holds answers of this mode only."""
     try:
         recorded = store.modes() if callable(getattr(store, "modes", None)) else frozenset()
     except CacheError:
@@ -86,7 +86,7 @@ def _miss(store, what: str, backend: str) -> str:
         return f"{line}; first request not recorded: {what}"
     text = (f"no recorded answer for {what}; record it first with get_llm({backend!r}) using the same arguments, "
             "then export/import the cache")
-    return text if recorded else f"{text} ({unknown_hint(mode)})"
+    return f"{text} ({unknown_hint(mode, recorded)})" if recorded != {mode} else text
 
 
 @contextlib.contextmanager
