@@ -51,7 +51,7 @@ bench-hawkes: setup
 	$(BIN)/python benchmarks/hawkes.py
 
 # Every notebook run headless (full mode, 21 min on an idle 2-core machine from an empty cache, measured 2026-12-03;
-# `make tour TOUR_ARGS=--fast` for the quick one), an HTML report
+# `make tour TOUR_ARGS=--fast` for the quick one, `TOUR_ARGS=--both` for both into one cache), an HTML report
 # per notebook, figures/ thumbnails and index.html in build/tour/. It records a class too: with
 # `UL_CACHE_DIR=class-cache make tour` the kernels write ./class-cache (a relative path means this folder), and the
 # tour fails unless that cache answers every request the notebooks made (listed in build/tour/requests.jsonl).

@@ -1,11 +1,14 @@
 """Every test gets its own completion cache, so no test reads or writes the user's cache. The fixtures several test
 files use live here; the fakes they share (embedders, backends, judges) in ``fakes.py``. The suite runs a test process
-per core (pytest-xdist, pyproject.toml): the files with the most ``slow`` tests start first."""
+per core (pytest-xdist, pyproject.toml): the files with the most ``slow`` tests start first. Plugin distributions the
+environment held before the run (a user's own, installed as the plugin walk-through says) are hidden from the registry
+(``plugin_env.py``), so tests that count or name plugins see uncertainty_lab's and their own."""
 
 import os
 import sys
 from collections import Counter
 
+import plugin_env
 import pytest
 
 if int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1")) > 1:  # a test process per core: torch and BLAS (and the
@@ -23,6 +26,24 @@ def pytest_collection_modifyitems(items):
 def pytest_xdist_auto_num_workers(config):
     """``-n auto``: the cores this process may run on (xdist would count physical cores, 1 on many 2-vCPU machines)."""
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _only_the_tests_plugins():
+    """The registry sees uncertainty_lab's own plugins and those the tests install, not a user's own distributions
+    (a copy of plugins/template installed as the README's walk-through says): tests/plugin_env.py."""
+    if not plugin_env.AT_START:
+        yield
+        return
+    from uncertainty_lab import registry
+
+    restore = plugin_env.hide(plugin_env.AT_START)
+    registry.refresh()
+    try:
+        yield
+    finally:
+        restore()
+        registry.refresh()
 
 
 @pytest.fixture(autouse=True)

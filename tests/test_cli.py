@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib.metadata
 import json
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -21,6 +22,7 @@ from uncertainty_lab import cli, registry
 from uncertainty_lab.cli import main
 from uncertainty_lab.llm.cache import CompletionCache, request_key
 from uncertainty_lab.llm.embedded import INSTALL_HINT, default_gguf_path
+from uncertainty_lab.llm.modes import current_mode
 
 SCRIPT = Path(sys.executable).parent / "uncertainty-lab"
 
@@ -54,14 +56,22 @@ def test_plugins_lists_every_kind_and_the_backends(capsys):
     assert rows["strict"][1:3] == ["ok", "uncertainty-lab"] and "paraphrase='tokens' {tokens,embedding}" in out
 
 
+def check_backends_listing(stdout: str) -> None:
+    """``uncertainty-lab plugins llm_backends`` as printed: a count that matches the rows, and uncertainty-lab's rows
+    the four built-in backends (a user's own plugin distributions add rows of theirs: a subprocess sees them all)."""
+    first, header, _, *rows = stdout.splitlines()
+    count = re.fullmatch(r"llm_backends \(uncertainty_lab\.llm_backends\): (\d+) plugins?", first)
+    assert count and int(count.group(1)) == len(rows), stdout
+    assert header.split() == list(cli.PLUGIN_COLUMNS)
+    ours = [row.split()[:3] for row in rows if row.split()[2:3] == ["uncertainty-lab"]]
+    assert ours == [[n, "ok", "uncertainty-lab"] for n in ("embedded", "ollama", "replay", "world")], stdout
+    assert not any(line.startswith("metrics") for line in stdout.splitlines())
+
+
 def test_plugins_console_script():
     r = subprocess.run([str(SCRIPT), "plugins", "llm_backends"], capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr
-    assert r.stdout.startswith("llm_backends (uncertainty_lab.llm_backends): 4 plugins")
-    lines = r.stdout.splitlines()
-    assert lines[1].split() == list(cli.PLUGIN_COLUMNS)
-    assert [line.split()[:2] for line in lines[3:7]] == [[n, "ok"] for n in ("embedded", "ollama", "replay", "world")]
-    assert "metrics" not in r.stdout
+    check_backends_listing(r.stdout)
 
 
 def test_plugins_unknown_kind_exits_2_and_lists_kinds(capsys):
@@ -309,7 +319,8 @@ def test_cache_stats_export_clear_import_round_trip(tmp_path, capsys):
     assert main(["cache", "stats"]) == 0
     out = capsys.readouterr().out
     assert f"path:    {cache.path}" in out and "entries: 3" in out
-    assert [line.split() for line in out.splitlines()[3:]] == [["2", "embedded:m"], ["1", "ollama:q"]]
+    assert out.splitlines()[3].startswith(f"modes:   {current_mode()} mode")  # the mode of the process that wrote
+    assert [line.split() for line in out.splitlines()[4:]] == [["2", "embedded:m"], ["1", "ollama:q"]]
 
     export = tmp_path / "class" / "export.sqlite"
     assert main(["cache", "export", str(export)]) == 0

@@ -55,11 +55,16 @@ def test_check_finds_a_silent_model_server_for_every_lab(lab, setting, short_che
     assert server.url in line and "within 1.0 s" in line and "OLLAMA_HOST" in line
 
 
-def test_check_finds_a_missing_model_server_for_search(monkeypatch, tmp_path, capsys):
+@pytest.mark.parametrize("lab, setting", [("search", 'llm = "ollama:smollm2:135m"'),
+                                          ("orchestrate", 'llm = "ollama:smollm2:135m"'),
+                                          ("orchestrate", 'ollama_model = "smollm2:135m"')])
+def test_check_finds_a_missing_model_server_for_search_and_orchestrate(lab, setting, monkeypatch, tmp_path, capsys):
+    """Issue #24: ``--check`` says no server answers, with the command that starts one, as cascade's does (its
+    ``--check`` fits the Hawkes model first, 6 s: checked by hand, the same line)."""
     config = tmp_path / "lab.toml"
-    config.write_text('llm = "ollama:smollm2:135m"\n')
+    config.write_text(setting + "\n")
     monkeypatch.setenv("OLLAMA_HOST", "http://127.0.0.1:1")
-    assert main(["search", "run", "--check", "--config", str(config), "--out-dir", str(tmp_path / "out")]) == 1
+    assert main([lab, "run", "--check", "--config", str(config), "--out-dir", str(tmp_path / "out")]) == 1
     line = _error_line(capsys)
     assert "no Ollama server answers at http://127.0.0.1:1" in line and "ollama serve" in line
 

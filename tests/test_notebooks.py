@@ -24,7 +24,9 @@ from jupyter_client.kernelspec import KernelSpecManager
 
 from uncertainty_lab.classroom import graded_cells, student_version
 from uncertainty_lab.llm import CompletionCache
+from uncertainty_lab.llm.cache import request_key
 from uncertainty_lab.llm.cache_file import FILE_NAME
+from uncertainty_lab.llm.modes import recorded_modes
 from uncertainty_lab.llm.request_log import check_recording
 from uncertainty_lab.tour import errors_of, execute, kernel_env
 
@@ -165,11 +167,13 @@ def export_from_the_root(recording, dest: Path) -> subprocess.CompletedProcess:
 
 @dataclass
 class ClassReplay:
-    """The export from the root (``done``, of ``entries`` recorded) and each notebook's student copy run on it."""
+    """The export from the root (``done``, of ``entries`` recorded, in the notebook ``modes`` it says) and each
+    notebook's student copy run on it."""
 
     done: subprocess.CompletedProcess
     entries: int
     students: dict[str, nbformat.NotebookNode]
+    modes: frozenset[str] = frozenset()
 
 
 @pytest.fixture(scope="module")
@@ -190,7 +194,7 @@ def class_replay(class_recording, tmp_path_factory) -> ClassReplay:
 
     with ThreadPoolExecutor(kernels_at_once()) as pool:
         students = dict(zip((p.name for p in NOTEBOOK_FILES), pool.map(student, NOTEBOOK_FILES), strict=True))
-    return ClassReplay(done, entries, students)
+    return ClassReplay(done, entries, students, recorded_modes(exported) if done.returncode == 0 else frozenset())
 
 
 @pytest.mark.parametrize("path", NOTEBOOK_FILES, ids=[p.name for p in NOTEBOOK_FILES])
@@ -207,7 +211,36 @@ def test_a_class_replays_the_recording_of_every_notebook(path, class_recording, 
     assert check.ok, check.summary()
     done = class_replay.done
     assert done.returncode == 0 and f"exported {class_replay.entries} entries" in done.stdout, done.stdout + done.stderr
+    assert class_replay.modes == {"fast"}  # the recording says it holds fast-mode answers (llm/modes.py)
     nb = class_replay.students[path.name]
     if "uncertainty_lab: using" in printed(recorded.nb):  # the notebook asked get_llm for a model
         assert "(UL_LLM=replay)" in printed(nb)
     assert_fails_only_at_exercises(nb, path.name)
+
+
+def test_a_full_mode_replay_of_a_fast_recording_stops_with_one_line_naming_the_mode(tmp_path, monkeypatch):
+    """Notebook 00's student copy replayed in full mode (UL_FAST unset) on a recording marked fast: the first model
+    request stops with the one line that names both modes and the commands that fix it. The recording is a stand-in
+    (one embedded-model answer, so replay knows the model, written by a process in fast mode), not a class recording:
+    what is asked in full mode is in no fast recording."""
+    monkeypatch.setenv("UL_FAST", "1")  # this process writes the recording, in fast mode
+    request = {"backend": "embedded", "model": "recorded-model", "messages": [{"role": "user", "content": "hi"}],
+               "params": {"temperature": 0.0}, "seed": 0, "index": 0}
+    cache = CompletionCache(tmp_path / "cache" / FILE_NAME)
+    cache.put(request_key(request), request, {"text": "hello"})
+    assert cache.modes() == {"fast"}
+    path = NOTEBOOKS / "00_start_here.ipynb"
+    nb = student_version(nbformat.read(path, as_version=4), path.name)
+    env = kernel_env(fast=False, cache_dir=tmp_path / "cache", mpl_dir=tmp_path / "mpl")
+    env["UL_LLM"] = "replay"
+    from nbclient.exceptions import CellExecutionError
+
+    with pytest.raises(CellExecutionError):  # stops at the first error: the cells after it would fail on its names
+        execute(nb, cwd=path.parent, env=env, allow_errors=False)
+    errors = [(i, o) for i, c in enumerate(nb.cells) for o in c.get("outputs", []) if o.get("output_type") == "error"]
+    first, out = errors[0]
+    assert "llm.complete(" in nb.cells[first].source, f"the first error is not at the first model request: cell {first}"
+    assert out["ename"] == "ReplayMissError" and "\n" not in out["evalue"], out["evalue"]
+    assert out["evalue"].startswith("this class recording holds fast-mode answers (UL_FAST=1) and this run is in full "
+                                    "mode (UL_FAST unset)"), out["evalue"]
+    assert "UL_LLM=replay UL_FAST=1 uncertainty-lab lab build/student" in out["evalue"]

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from plugin_env import AT_START
 
 from uncertainty_lab import registry
 
@@ -165,7 +166,9 @@ def test_one_of_each_kind_runs_by_name_in_the_labs(installed, tmp_path):
 def test_each_distributions_own_tests_pass_against_the_installed_core(installed, distribution):
     folder, _ = DISTRIBUTIONS[distribution]
     _, site_dir = installed  # a fresh interpreter reads the prefix's .pth files as site does at start-up
-    run = (f"import site, sys; site.addsitedir({site_dir!r}); import pytest; "
+    hidden = sorted(AT_START)  # and sees, as this process does, no plugin distribution of the user's own
+    run = (f"import site, sys; site.addsitedir({site_dir!r}); sys.path.insert(0, {str(ROOT / 'tests')!r}); "
+           f"import plugin_env; plugin_env.hide({hidden!r}); import pytest; "
            f"sys.exit(pytest.main([{str(folder / 'tests')!r}, '-q', '-p', 'no:cacheprovider']))")
     done = subprocess.run([sys.executable, "-c", run], capture_output=True, text=True, timeout=300, cwd=ROOT)
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]

@@ -1,6 +1,6 @@
 """The notebook tour: run every notebook headless and write an HTML report per notebook plus an index.
 
-    python -m uncertainty_lab.tour [NOTEBOOK_DIR] [--out build/tour] [--fast]
+    python -m uncertainty_lab.tour [NOTEBOOK_DIR] [--out build/tour] [--fast | --both]
 
 (``make tour`` runs it on ``notebooks/``.) Each notebook runs top to bottom in a fresh ``python3`` kernel
 with :mod:`nbclient`, on whatever language model ``get_llm("auto")`` picks (the embedded model when no
@@ -19,7 +19,10 @@ output folder gets:
 The tour is also how a class recording is made (``UL_CACHE_DIR=class-cache make tour``): the kernels get the
 completion cache as an absolute path (a relative ``UL_CACHE_DIR`` means the folder the tour was started in, not
 the notebooks' folder), and afterwards the tour checks that the cache holds an answer for every request in
-``requests.jsonl``, so a replay of the same notebooks (``UL_LLM=replay``) finds them all.
+``requests.jsonl``, so a replay of the same notebooks (``UL_LLM=replay``) finds them all. Fast and full mode ask
+different requests, so a complete recording is marked with its mode (:mod:`uncertainty_lab.llm.modes`), and a
+replay in the other mode says which mode to use; ``--both`` records both modes into one cache (fast mode first into
+``OUT/fast/``, then full mode into ``OUT``).
 
 A notebook that fails is reported as failed in the index, the others still run, and the tour exits 1; so it does
 when the recording is incomplete.
@@ -46,6 +49,7 @@ import nbformat
 
 from .llm.cache_file import CACHE_ENV, FILE_NAME, absolute_dir
 from .llm.cache_file import cache_dir as default_cache_dir
+from .llm.modes import current_mode, describe
 from .llm.request_log import REQUEST_LOG_ENV, RecordingCheck, check_recording
 
 __all__ = [
@@ -62,6 +66,7 @@ __all__ = [
     "kernel_cache",
     "kernel_env",
     "main",
+    "recorded_in",
     "run_tour",
 ]
 
@@ -362,7 +367,8 @@ def kernel_cache(env: dict[str, str]) -> Path:
 
 def check_kernels_recording(log: Path, env: dict[str, str]) -> RecordingCheck:
     """Does the cache the kernels of ``env`` used answer every request in the request log ``log``? A cache that
-    cannot be opened answers none of them."""
+    cannot be opened answers none of them. A complete recording marks the cache with the kernels' mode (fast with
+    ``UL_FAST=1``, else full), so a replay in the other mode can say which one to use."""
     from types import SimpleNamespace
 
     from .llm.cache import CacheError, CompletionCache
@@ -373,9 +379,25 @@ def check_kernels_recording(log: Path, env: dict[str, str]) -> RecordingCheck:
         print(f"warning: {exc}", file=sys.stderr)
         return check_recording(log, SimpleNamespace(path=exc.path, get=lambda key: None))
     try:
-        return check_recording(log, cache)
+        check = check_recording(log, cache)
+        if check.ok:
+            cache.mark_modes([current_mode(env)])
+        return check
+    except CacheError as exc:  # the mark cannot be written: the recording stands, unmarked
+        print(f"warning: {exc}", file=sys.stderr)
+        return check
     finally:
         cache.close()
+
+
+def recorded_in(env: dict[str, str]) -> str:
+    """The modes the kernels' cache now holds answers for, in words (``"fast mode (UL_FAST=1)"``, ...)."""
+    from .llm.modes import recorded_modes
+
+    try:
+        return describe(recorded_modes(kernel_cache(env)))
+    except (OSError, ValueError):
+        return describe(())
 
 
 def run_tour(notebooks: str | os.PathLike, out: str | os.PathLike, *, fast: bool | None = None,
@@ -410,6 +432,9 @@ def run_tour(notebooks: str | os.PathLike, out: str | os.PathLike, *, fast: bool
     recording = check_kernels_recording(log, env)
     if progress:
         print(recording.summary(), flush=True)
+        if recording.ok:
+            print(f"the cache holds answers for {recorded_in(env)}: a replay in a mode it lacks says which to use",
+                  flush=True)
     write_index(reports, out, fast=fast_now, seconds=time.perf_counter() - start, recording=recording)
     return Tour(reports, recording)
 
@@ -420,21 +445,32 @@ def main(argv: list[str] | None = None) -> int:
         description="Run every notebook headless and write an HTML report per notebook plus index.html.")
     parser.add_argument("notebooks", nargs="?", default="notebooks", help="folder of notebooks (default: notebooks)")
     parser.add_argument("--out", default="build/tour", help="output folder (default: build/tour)")
-    parser.add_argument("--fast", action="store_true", help="fast mode (UL_FAST=1): shorter runs, same code paths")
+    modes = parser.add_mutually_exclusive_group()
+    modes.add_argument("--fast", action="store_true", help="fast mode (UL_FAST=1): shorter runs, same code paths")
+    modes.add_argument("--both", action="store_true",
+                       help="fast mode into OUT/fast, then full mode into OUT: one cache that replays in either mode")
     parser.add_argument("--cache-dir", default=None,
                         help="language-model completion cache for the kernels (default: UL_CACHE_DIR or the user cache)")
     parser.add_argument("--timeout", type=int, default=None,
                         help=f"seconds per cell (default: {CELL_TIMEOUT} in fast mode, {FULL_CELL_TIMEOUT} in full mode)")
     args = parser.parse_args(argv)
-    try:
-        done = run_tour(args.notebooks, args.out, fast=True if args.fast else None,
-                        cache_dir=args.cache_dir, timeout=args.timeout)
-    except FileNotFoundError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+    runs = [(True, Path(args.out) / "fast"), (False, Path(args.out))] if args.both else [
+        (True if args.fast else None, Path(args.out))]
+    code = 0
+    for fast, out in runs:
+        try:
+            done = run_tour(args.notebooks, out, fast=fast, cache_dir=args.cache_dir, timeout=args.timeout)
+        except FileNotFoundError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
+        code = max(code, _said(done, out))
+    return code
+
+
+def _said(done: Tour, out: Path) -> int:
+    """Print where one tour's index is and whether its recording is complete; its exit code."""
     failed = [r for r in done.reports if r.status != "ok"]
-    index = Path(args.out) / "index.html"
-    print(f"wrote {index} ({len(done.reports) - len(failed)} ok, {len(failed)} failed)")
+    print(f"wrote {out / 'index.html'} ({len(done.reports) - len(failed)} ok, {len(failed)} failed)")
     if not done.recording.ok:
         print(f"error: the cache {done.recording.cache} cannot answer every request the notebooks made (see above); "
               f"a replay of them would stop at the first one missing", file=sys.stderr)

@@ -13,7 +13,7 @@ from .doctor import _size
 def _cache_action(cache, args) -> int:
     if args.action == "stats":
         s = cache.stats()
-        print(f"path:    {s.path}\nentries: {s.entries}\nsize:    {_size(s.size_bytes)}")
+        print(f"path:    {s.path}\nentries: {s.entries}\nsize:    {_size(s.size_bytes)}\nmodes:   {_modes(s.modes)}")
         for label, n in sorted(s.by_model.items()):
             print(f"  {n:>7}  {label}")
     elif args.action == "clear":
@@ -29,12 +29,26 @@ def _cache_action(cache, args) -> int:
     return 0
 
 
+def _modes(modes) -> str:
+    """The notebook modes a cache holds answers for, and how to replay them (see uncertainty_lab/llm/modes.py)."""
+    from ..llm.modes import REPLAY, describe
+
+    if len(modes) == 1:
+        (mode,) = modes
+        return f"{describe(modes)}: replay it with {REPLAY[mode]}"
+    if not modes:
+        return f"{describe(modes)} (recorded before modes were; a replay in the other mode misses)"
+    return f"{describe(modes)}: replays in either"
+
+
 def _cache_import(cache, args) -> int:
     """Exit 1 when the file held no usable row or a cap stopped the import; skipped rows are warnings."""
     mb = 1 << 20
     report = cache.import_file(args.path, max_rows=args.max_rows, max_bytes=int(args.max_mb * mb),
                                max_row_bytes=int(args.max_row_mb * mb))
     print(f"imported {report.added} new entries from {args.path} ({len(cache)} in {cache.path})")
+    if report.added or report.present:
+        print(f"the recording holds answers for {_modes(report.modes)}")
     for line in report.problems():
         print(f"{'error' if line == report.stopped else 'warning'}: {line}", file=sys.stderr)
     useless = report.skipped and not (report.added or report.present)

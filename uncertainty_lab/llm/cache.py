@@ -29,6 +29,9 @@ from .cache_file import (
     fault,
     warn_once,
 )
+from .modes import MODES, current_mode, read_modes
+from .modes import SCHEMA as _MODES_SCHEMA
+from .modes import TABLE as _MODES_TABLE
 from .record import request_key
 from .transfer import ImportReport, export_cache, import_cache
 
@@ -45,7 +48,7 @@ CREATE TABLE IF NOT EXISTS completions (
     created REAL NOT NULL
 );
 CREATE INDEX IF NOT EXISTS completions_backend_model ON completions (backend, model);
-"""
+""" + _MODES_SCHEMA
 
 
 @dataclass(frozen=True)
@@ -54,6 +57,7 @@ class CacheStats:
     entries: int
     size_bytes: int
     by_model: dict[str, int]
+    modes: frozenset[str] = frozenset()  # the notebook modes it holds answers for (llm/modes.py)
 
 
 class CompletionCache:
@@ -61,7 +65,10 @@ class CompletionCache:
     (``INSERT OR IGNORE`` on the content key), so concurrent writers cannot corrupt or duplicate.
 
     Every method raises :class:`CacheError` (one line: the file and the fix) for a fault of the file. A file that
-    can be read but not written opens read-only (``read_only``, ``write_error``): hits work, ``put`` raises."""
+    can be read but not written opens read-only (``read_only``, ``write_error``): hits work, ``put`` raises.
+
+    Each ``put`` marks the file with the notebook mode of the process writing (``fast`` with ``UL_FAST=1``, else
+    ``full``; :mod:`.modes`), so a replay in the other mode can say why it finds no answer."""
 
     def __init__(self, path: str | os.PathLike | None = None):
         self.path = Path(path).expanduser().absolute() if path is not None else cache_dir() / FILE_NAME
@@ -69,6 +76,7 @@ class CompletionCache:
         self.write_error: CacheError | None = None
         self._local = threading.local()
         self._damaged: set[str] = set()  # keys whose stored answer is unusable: the next put replaces it
+        self._marked: set[str] = set()  # modes this object has marked the file with (one write per mode)
         self._open()
 
     def _open(self) -> None:
@@ -141,6 +149,25 @@ class CompletionCache:
              json.dumps(response, ensure_ascii=False), time.time()),
         )
         self._damaged.discard(key)
+        self.mark_modes([current_mode()])
+
+    def mark_modes(self, modes) -> None:
+        """Record that this file holds answers asked in each of ``modes`` (``"fast"``/``"full"``; see :mod:`.modes`)."""
+        modes = set(modes)
+        if not modes <= set(MODES):
+            raise ValueError(f"modes must be among {MODES}, got {sorted(modes)}")
+        for mode in modes - self._marked:
+            if self.write_error is not None:
+                raise self.write_error
+            self._run(f"INSERT OR IGNORE INTO {_MODES_TABLE} (mode) VALUES (?)", (mode,))
+            self._marked.add(mode)
+
+    def modes(self) -> frozenset[str]:
+        """The notebook modes this file holds answers for; empty when it does not say (see :mod:`.modes`)."""
+        try:
+            return read_modes(self._connect())
+        except (sqlite3.Error, OSError) as exc:
+            raise fault(self.path, exc) from None
 
     def put_many(self, rows: list[tuple]) -> int:
         """Insert verified rows ``(key, backend, model, request_json, response_json, created)`` in one
@@ -177,7 +204,7 @@ class CompletionCache:
         rows = self._run("SELECT backend, model, COUNT(*) FROM completions GROUP BY backend, model")
         by_model = {f"{b}:{m}": n for b, m, n in rows}
         size = sum(p.stat().st_size for p in self.path.parent.glob(self.path.name + "*") if p.is_file())
-        return CacheStats(self.path, sum(by_model.values()), size, by_model)
+        return CacheStats(self.path, sum(by_model.values()), size, by_model, self.modes())
 
     def clear(self) -> int:
         """Delete every entry; return how many were removed."""
@@ -185,6 +212,8 @@ class CompletionCache:
             raise self.write_error
         n = len(self)
         self._run("DELETE FROM completions")
+        self._run(f"DELETE FROM {_MODES_TABLE}")  # an empty cache holds answers of no mode
+        self._marked.clear()
         self._run("VACUUM")
         return n
 

@@ -1,4 +1,5 @@
-"""The replay backend: answers only from a recorded cache (an instructor's export, a test fixture)."""
+"""The replay backend: answers only from a recorded cache (an instructor's export, a test fixture). A miss in a
+notebook mode the recording does not hold (``UL_FAST``; :mod:`.modes`) says which mode to replay in."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from typing import ClassVar
 
 from .base import Completion, LLMBackend, LLMError
 from .cache import CacheError, default_cache, request_key
+from .modes import current_mode, mismatch, unknown_hint
 
 
 class ReplayMissError(LLMError, LookupError):
@@ -61,10 +63,7 @@ class ReplayLLM(LLMBackend):
         what = (f"{request['backend']}:{request['model']} sample {request['index']} (seed={request['seed']}, "
                 f"params={request['params']}) to {request['messages'][-1]['content'][:80]!r}")
         if hit is None:
-            raise ReplayMissError(
-                f"no recorded answer for {what}; record it first with get_llm({request['backend']!r}) using the "
-                "same arguments, then export/import the cache"
-            )
+            raise ReplayMissError(_miss(store, what, request["backend"]))
         try:
             return Completion.from_record(hit, cached=True)
         except ValueError as exc:
@@ -72,6 +71,22 @@ class ReplayLLM(LLMBackend):
                 f"the recorded answer for {what} in {store.path} is damaged ({exc}); import a good export with "
                 "`uncertainty-lab cache import FILE`, or record it again"
             ) from None
+
+
+def _miss(store, what: str, backend: str) -> str:
+    """The one line a miss raises: the mode to replay in when the recording holds the other mode's answers only;
+    else the request and how to record it, with the mode hint unless the cache holds answers of this mode only."""
+    try:
+        recorded = store.modes() if callable(getattr(store, "modes", None)) else frozenset()
+    except CacheError:
+        recorded = frozenset()
+    mode = current_mode()
+    line = mismatch(recorded, mode)
+    if line:
+        return f"{line}; first request not recorded: {what}"
+    text = (f"no recorded answer for {what}; record it first with get_llm({backend!r}) using the same arguments, "
+            "then export/import the cache")
+    return f"{text} ({unknown_hint(mode, recorded)})" if recorded != {mode} else text
 
 
 @contextlib.contextmanager

@@ -3,7 +3,8 @@ copy without ever destroying what is at the destination; ``import`` trusts nothi
 
 Import reads the six named columns of a real ``completions`` table (not a view, not computed columns) and keeps a
 row only when its key is the hash of its request and its answer is a completion record of that request; rows,
-bytes and the size of one row are capped. The :class:`ImportReport` says what was added, skipped and why.
+bytes and the size of one row are capped. The :class:`ImportReport` says what was added, skipped and why. The
+export's notebook-mode marks (:mod:`.modes`) travel with it: an export copies the file, an import merges them.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from typing import Any
 
 from .. import untrusted
 from .cache_file import CACHE_ENV, connect_read_only, where_it_looked
+from .modes import read_modes
 from .record import completion_problem, pair_problem, request_key, request_problem
 
 COLUMNS = ("key", "backend", "model", "request", "response", "created")
@@ -36,7 +38,8 @@ _ROWS = ("SELECT key, backend, model, CASE WHEN n <= :cap THEN request END, CASE
 @dataclass
 class ImportReport:
     """What ``cache import`` did: rows ``added``, valid rows already ``present``, rows skipped per reason (with
-    the first row numbers), and why reading ``stopped`` early (a cap, a damaged page) or ``""``."""
+    the first row numbers), why reading ``stopped`` early (a cap, a damaged page) or ``""``, and the notebook
+    ``modes`` the export says its answers were recorded in (empty when it does not say; :mod:`.modes`)."""
 
     source: Path
     added: int = 0
@@ -44,6 +47,7 @@ class ImportReport:
     skipped: dict[str, int] = field(default_factory=dict)
     examples: dict[str, list[int]] = field(default_factory=dict)
     stopped: str = ""
+    modes: frozenset[str] = frozenset()
 
     def skip(self, reason: str, row: int) -> None:
         self.skipped[reason] = self.skipped.get(reason, 0) + 1
@@ -228,9 +232,21 @@ def import_cache(cache: Any, source: str | os.PathLike, *, max_rows: int = MAX_R
     con = _open_source(source)
     try:
         _copy_rows(con, cache, report, **limits)
+        _copy_modes(con, cache, report)
     finally:
         con.close()
     return report
+
+
+def _copy_modes(con: sqlite3.Connection, cache: Any, report: ImportReport) -> None:
+    """Merge the export's mode marks into ``cache`` (a set: both modes once both are imported), when any of its
+    rows was usable; marks that cannot be read count as none."""
+    try:
+        report.modes = read_modes(con)
+    except sqlite3.Error:
+        report.modes = frozenset()
+    if report.modes and (report.added or report.present):
+        cache.mark_modes(report.modes)
 
 
 def _copy_rows(con: sqlite3.Connection, cache: Any, report: ImportReport, *, max_rows: int, max_bytes: int,
