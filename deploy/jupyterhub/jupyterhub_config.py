@@ -11,7 +11,9 @@ paths and choices come from the environment so that ``make hub`` and tests/test_
 - ``UL_HUB_SPAWNER``  ``local`` (default: each student's server runs under their own unix account, which must exist:
                       ``useradd -m NAME``; the hub runs as root) or ``simple`` (every server runs as the hub's user, with
                       a home in ``$UL_HUB_ROOT/homes``: no isolation at all — for a trial or a test, never for a class);
-- ``UL_HUB_IP``, ``UL_HUB_PORT``  where the hub listens (default 127.0.0.1:8000: put TLS in front before opening it);
+- ``UL_HUB_IP``, ``UL_HUB_PORT``  where the hub listens (default 127.0.0.1:8000);
+- ``UL_HUB_SSL_CERT``, ``UL_HUB_SSL_KEY``  a certificate and its key: the hub then speaks HTTPS (passwords travel
+                      in clear without it: set them, or a TLS reverse proxy in front, before UL_HUB_IP=0.0.0.0);
 - ``UL_HUB_ADMINS``   space-separated admin names (default ``instructor``): they approve sign-ups at /hub/authorize;
 - ``UL_HUB_CULL_IDLE_S``  seconds of inactivity after which a student's server is stopped (default 3600).
 """
@@ -46,6 +48,11 @@ STATE.mkdir(parents=True, exist_ok=True, mode=0o700)
 c.JupyterHub.ip = os.environ.get("UL_HUB_IP", "127.0.0.1")
 c.JupyterHub.port = int(os.environ.get("UL_HUB_PORT", "8000"))
 c.JupyterHub.hub_ip = "127.0.0.1"
+TLS = [os.environ.get(name, "") for name in ("UL_HUB_SSL_CERT", "UL_HUB_SSL_KEY")]
+if any(TLS) and not all(TLS):
+    raise ValueError("set both UL_HUB_SSL_CERT (the certificate) and UL_HUB_SSL_KEY (its key), or neither")
+if all(TLS):
+    c.JupyterHub.ssl_cert, c.JupyterHub.ssl_key = TLS
 c.JupyterHub.db_url = f"sqlite:///{STATE / 'jupyterhub.sqlite'}"
 c.JupyterHub.cookie_secret_file = str(STATE / "jupyterhub_cookie_secret")
 c.ConfigurableHTTPProxy.command = [str(PROXY)]
