@@ -55,6 +55,15 @@ class Hub:
             time.sleep(0.3)
         raise AssertionError(f"the hub did not answer at {self.url} within {timeout} s")
 
+    def login(self, name: str, password: str) -> bool:
+        """Whether the hub's login form, as a browser posts it (a fresh session, its xsrf cookie), lets ``name`` in."""
+        browser = requests.Session()
+        browser.get(f"{self.url}/hub/login", timeout=30)
+        reply = browser.post(f"{self.url}/hub/login", timeout=30, allow_redirects=False,
+                             data={"username": name, "password": password, "_xsrf": browser.cookies.get("_xsrf", "")})
+        assert reply.status_code in {200, 302, 403}, f"login of {name}: {reply.status_code} {reply.text[:300]}"
+        return reply.status_code == 302 and "jupyterhub-session-id" in browser.cookies
+
     def wait_for_server(self, name: str, timeout: float) -> dict:
         """The user's model once their default server is ready."""
         deadline = time.monotonic() + timeout

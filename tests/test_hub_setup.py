@@ -77,8 +77,10 @@ def test_the_class_defaults(tmp_path, monkeypatch):
     c = load_config(tmp_path, monkeypatch)
     hub = tmp_path / "repo" / "build" / "hub"
     assert (c.JupyterHub.ip, c.JupyterHub.port) == ("127.0.0.1", 8000)
-    assert c.JupyterHub.authenticator_class == "native" and c.NativeAuthenticator.open_signup is False
-    assert c.Authenticator.admin_users == {"instructor"}
+    assert c.JupyterHub.authenticator_class == "firstuseauthenticator.FirstUseAuthenticator"
+    assert c.FirstUseAuthenticator.create_users is False and c.FirstUseAuthenticator.min_password_length == 10
+    assert c.FirstUseAuthenticator.dbm_path == str(hub / "state" / "passwords.dbm")
+    assert c.Authenticator.admin_users == {"instructor"} and "allowed_users" not in c.Authenticator
     assert c.JupyterHub.spawner_class == "jupyterhub.spawner.LocalProcessSpawner"
     assert c.Spawner.environment["UL_LLM"] == "replay"
     assert c.Spawner.environment["UL_REPLAY_DIR"] == str(hub / "recording")
@@ -94,8 +96,11 @@ def test_the_class_defaults(tmp_path, monkeypatch):
 
 
 def test_settings_from_the_environment_and_their_errors(tmp_path, monkeypatch):
+    roster = tmp_path / "roster.txt"
+    roster.write_text("alice\nbob\n\ncarol\n")
     c = load_config(tmp_path, monkeypatch, UL_HUB_SPAWNER="simple", UL_HUB_CULL_IDLE_S="60", UL_HUB_ADMINS="ann bo",
-                    UL_HUB_SSL_CERT="/etc/c.pem", UL_HUB_SSL_KEY="/etc/k.pem")
+                    UL_HUB_SSL_CERT="/etc/c.pem", UL_HUB_SSL_KEY="/etc/k.pem", UL_HUB_ROSTER=str(roster))
+    assert c.Authenticator.allowed_users == {"alice", "bob", "carol"}
     assert c.JupyterHub.spawner_class == "jupyterhub.spawner.SimpleLocalProcessSpawner"
     assert c.JupyterHub.services[0]["command"][-2:] == ["--timeout=60", "--cull-every=30"]
     assert c.Authenticator.admin_users == {"ann", "bo"}
@@ -145,3 +150,4 @@ def test_the_readme_names_the_commands_the_hub_test_runs():
     for command in ("make student hub-proxy", IMPORT, READ_ONLY, "make hub"):
         assert command in section, command
     assert "LocalProcessSpawner does **not**" in section and "SimpleLocalProcessSpawner" in section
+    assert "FirstUseAuthenticator" in section and "UL_HUB_ROSTER" in section

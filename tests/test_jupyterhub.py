@@ -6,7 +6,8 @@ student's own copy runs in a kernel of their server through its REST and websock
 the shared recording, which nothing writes; a fourth student given an empty recording must fail; everything stops.
 
 SimpleLocalProcessSpawner stands in for LocalProcessSpawner (that one needs a unix account per student); the class's
-authenticator (NativeAuthenticator) is the real one, though nobody logs in: the test speaks with a service token."""
+authenticator (FirstUseAuthenticator) is the real one: a student's first login sets their password. The servers are
+driven with a service token."""
 
 from __future__ import annotations
 
@@ -47,6 +48,10 @@ MARK = "carol's own notes: the hub must never overwrite this notebook"
 # README "Teaching on a server", run here from a stand-in for the repository root (the hub's folder: build/hub)
 IMPORT = "UL_CACHE_DIR=build/hub/recording .venv/bin/uncertainty-lab cache import class.sqlite"
 READ_ONLY = "chmod -R a=rX build/hub/recording"
+
+# `jupyterhub`, with Ctrl-C's signal handled as usual even where this process was started ignoring it (a background
+# job): the hub's services inherit that, and a culler ignoring SIGINT holds the hub's shutdown 30 s.
+START = "import signal; signal.signal(signal.SIGINT, signal.default_int_handler); from jupyterhub.app import main; main()"
 
 TEST_CONFIG = """
 load_subconfig({config!r})
@@ -136,7 +141,7 @@ def start_hub(root: Path, shared: Path, empty: Path) -> ClassHub:
            "UL_HUB_SPAWNER": "simple", "UL_HUB_PORT": str(port), "UL_HUB_CULL_IDLE_S": "3600"}
     log = root / "hub.log"
     with log.open("w") as out:
-        process = subprocess.Popen([sys.executable, "-m", "jupyterhub", "-f", str(config)], cwd=root, env=env,
+        process = subprocess.Popen([sys.executable, "-c", START, "-f", str(config)], cwd=root, env=env,
                                    stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
     hub = ClassHub(Hub(f"http://127.0.0.1:{port}", token), root, shared, log, process)
     try:
@@ -148,15 +153,16 @@ def start_hub(root: Path, shared: Path, empty: Path) -> ClassHub:
 
 
 def stop_hub(hub: ClassHub) -> None:
-    """SIGTERM to the hub (it stops the servers and the proxy it started); after 30 s, SIGKILL to what is left."""
-    hub.processes += [p for p in hub.pids() if p not in hub.processes] if hub.process.poll() is None else []
+    """Clean-up whatever happened: SIGINT to the hub, as Ctrl-C (it stops the servers and the proxy it started); after
+    30 s SIGKILL to it, and to every process it had started that is left."""
     if hub.process.poll() is None:
+        hub.processes += [p for p in hub.pids() if p not in hub.processes]
         hub.process.send_signal(signal.SIGINT)
         try:
             hub.process.wait(30)
         except subprocess.TimeoutExpired:
             hub.process.kill()
-    _, alive = psutil.wait_procs(hub.processes, timeout=20)
+    _, alive = psutil.wait_procs(hub.processes, timeout=10)
     for p in alive:
         with contextlib.suppress(psutil.NoSuchProcess):
             p.kill()
@@ -268,10 +274,24 @@ def test_the_idle_culler_runs_with_its_role(class_hub):
     assert not re.search(r"40[13] \w+ /hub/api/\S* \(idle-culler@", log), log[-4000:]
 
 
+def test_a_student_logs_in_with_the_password_of_their_first_login(class_hub):
+    """The login form through the proxy: bob's first login sets his password; then only that password lets him in; a
+    name the hub does not know and a password under 10 characters never get in."""
+    hub = class_hub.hub
+    assert hub.login("bob", "first-login-pw")
+    assert hub.login("bob", "first-login-pw")
+    assert not hub.login("bob", "another-password")
+    assert not hub.login("mallory", "first-login-pw")  # never created: FirstUse makes no users
+    assert not hub.login("alice", "short")
+    assert hub.login("alice", "alices-password")
+
+
 def test_stopping_the_servers_and_the_hub_leaves_no_process(class_hub):
-    """Runs last in this file: the servers stopped through the API, then the hub; nothing it started survives."""
+    """Runs last in this file: the servers stopped through the API, then the hub with Ctrl-C's signal; it exits by
+    itself within 30 s, and nothing it started (proxy, culler, servers, kernels) is left running."""
     hub = class_hub.hub
     class_hub.processes += class_hub.pids()
+    assert len(class_hub.processes) >= 1 + 1 + 1 + 4  # hub, proxy, culler, a server for each of the four
     servers = [n for n in (*STUDENTS, UNRECORDED) if hub.api("GET", f"users/{n}")["servers"]]
     assert servers == [*STUDENTS, UNRECORDED]
     for name in servers:
@@ -280,8 +300,7 @@ def test_stopping_the_servers_and_the_hub_leaves_no_process(class_hub):
     while any(hub.api("GET", f"users/{n}")["servers"] for n in servers) and time.monotonic() < deadline:
         time.sleep(0.5)
     assert not any(hub.api("GET", f"users/{n}")["servers"] for n in servers), "a server did not stop"
-    stop_hub(class_hub)
-    assert class_hub.process.returncode is not None
-    left = [p for p in class_hub.processes if p.is_running() and p.status() != psutil.STATUS_ZOMBIE]
-    assert not left, f"still running: {[(p.pid, p.cmdline()[:3]) for p in left]}"
-    assert len(class_hub.processes) >= 1 + 1 + 1 + len(servers)  # hub, proxy, culler, a server each (and kernels)
+    class_hub.process.send_signal(signal.SIGINT)
+    assert class_hub.process.wait(30) == 0, class_hub.log.read_text()[-3000:]
+    _, left = psutil.wait_procs(class_hub.processes, timeout=10)
+    assert not left, f"still running after the hub stopped: {[(p.pid, p.cmdline()[:3]) for p in left]}"

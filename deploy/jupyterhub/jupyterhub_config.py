@@ -14,7 +14,8 @@ paths and choices come from the environment so that ``make hub`` and tests/test_
 - ``UL_HUB_IP``, ``UL_HUB_PORT``  where the hub listens (default 127.0.0.1:8000);
 - ``UL_HUB_SSL_CERT``, ``UL_HUB_SSL_KEY``  a certificate and its key: the hub then speaks HTTPS (passwords travel
                       in clear without it: set them, or a TLS reverse proxy in front, before UL_HUB_IP=0.0.0.0);
-- ``UL_HUB_ADMINS``   space-separated admin names (default ``instructor``): they approve sign-ups at /hub/authorize;
+- ``UL_HUB_ADMINS``   space-separated admin names (default ``instructor``): they add and remove users at /hub/admin;
+- ``UL_HUB_ROSTER``   a file of the students' names, one a line (optional: admins can add them at /hub/admin);
 - ``UL_HUB_CULL_IDLE_S``  seconds of inactivity after which a student's server is stopped (default 3600).
 """
 
@@ -59,19 +60,20 @@ c.ConfigurableHTTPProxy.command = [str(PROXY)]
 c.ConfigurableHTTPProxy.pid_file = str(STATE / "jupyterhub-proxy.pid")
 c.JupyterHub.cleanup_servers = True  # stopping the hub stops every student's server
 
-# --- who may log in: NativeAuthenticator ---------------------------------------------------------------------------
-# Students sign up at /hub/signup with a name and a password (stored bcrypt-hashed in the hub's database, no unix
-# password involved); nobody gets a server until an admin approves the sign-up at /hub/authorize, so a stranger who
-# finds the address gets nothing. Five wrong passwords lock a name for ten minutes. With real accounts the name must
-# also be a unix account (the spawner refuses others).
-c.JupyterHub.authenticator_class = "native"
-c.Authenticator.allow_all = True  # every *approved* sign-up: NativeAuthenticator refuses the others at login
+# --- who may log in: FirstUseAuthenticator -----------------------------------------------------------------------
+# Only names the hub knows may log in (create_users=False): the roster file UL_HUB_ROSTER (one name a line), names an
+# admin adds at /hub/admin, and the admins. A student's first login sets their password (at least 10 characters,
+# stored bcrypt-hashed in state/passwords.dbm, no unix password involved); they change it at
+# /hub/auth/change-password, and an admin who deletes and re-adds a user clears it. Whoever logs in first under a name
+# owns it: hand the names out in class. (NativeAuthenticator, with sign-up and approval, was the other candidate: its
+# 1.3.0 login page fails on JupyterHub 6 — "'LoginHandler' object has no attribute 'statsd'".)
+c.JupyterHub.authenticator_class = "firstuseauthenticator.FirstUseAuthenticator"
+c.FirstUseAuthenticator.create_users = False
+c.FirstUseAuthenticator.min_password_length = 10
+c.FirstUseAuthenticator.dbm_path = str(STATE / "passwords.dbm")
 c.Authenticator.admin_users = set(os.environ.get("UL_HUB_ADMINS", "instructor").split())
-c.NativeAuthenticator.open_signup = False
-c.NativeAuthenticator.minimum_password_length = 10
-c.NativeAuthenticator.check_common_password = True
-c.NativeAuthenticator.allowed_failed_logins = 5
-c.NativeAuthenticator.seconds_before_next_try = 600
+if os.environ.get("UL_HUB_ROSTER"):
+    c.Authenticator.allowed_users = set(Path(os.environ["UL_HUB_ROSTER"]).read_text(encoding="utf-8").split())
 
 # --- each student's server ----------------------------------------------------------------------------------------
 if SPAWNER == "local":
