@@ -243,6 +243,9 @@ def test_three_students_run_notebook_00_on_the_shared_recording(class_hub):
                                                                     .glob("*.ipynb"))
         first = hub.notebook(name, f"{FOLDER}/{NOTEBOOK}").cells[0].source
         assert (first == MARK) == (name == "carol"), (name, first[:80])
+        opens = hub.http.get(f"{hub.url}/user/{name}/", allow_redirects=False, timeout=60)  # what a login lands on
+        assert opens.status_code == 302, opens.status_code
+        assert opens.headers["Location"].split("?")[0] == f"/user/{name}/lab/tree/{FOLDER}/{NOTEBOOK}", opens.headers
 
     with ThreadPoolExecutor(len(STUDENTS)) as pool:  # the three kernels read the one recording at the same time
         runs = dict(zip(STUDENTS, pool.map(lambda n: hub.run_notebook(n, f"{FOLDER}/{NOTEBOOK}"), STUDENTS),
@@ -294,8 +297,8 @@ def test_stopping_the_servers_and_the_hub_leaves_no_process(class_hub):
     assert len(class_hub.processes) >= 1 + 1 + 1 + 4  # hub, proxy, culler, a server for each of the four
     servers = [n for n in (*STUDENTS, UNRECORDED) if hub.api("GET", f"users/{n}")["servers"]]
     assert servers == [*STUDENTS, UNRECORDED]
-    for name in servers:
-        hub.api("DELETE", f"users/{name}/server")
+    with ThreadPoolExecutor(len(servers)) as pool:  # each waits for its server to shut down
+        list(pool.map(lambda name: hub.api("DELETE", f"users/{name}/server"), servers))
     deadline = time.monotonic() + 60
     while any(hub.api("GET", f"users/{n}")["servers"] for n in servers) and time.monotonic() < deadline:
         time.sleep(0.5)
