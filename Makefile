@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: setup lab test lint bench bench-hawkes clean browser tour student
+.PHONY: setup lab test lint bench bench-hawkes clean browser tour student hub hub-proxy
 
 # torch first, the CPU build (torch==2.13.0+cpu: ~200 MB; the default Linux wheel pulls several GB of CUDA
 # libraries): from pip's own sources when they hold it (a local wheel store), else from PyTorch's CPU index
@@ -32,12 +32,15 @@ setup: $(STAMP)
 lab: setup
 	$(BIN)/uncertainty-lab lab
 
+# The hub's proxy first (tests/test_jupyterhub.py starts the class JupyterHub); without npm that test fails, saying how
+# to install it, and every other test still runs.
 test: setup
-	$(BIN)/ruff check uncertainty_lab tests benchmarks
+	@$(MAKE) --no-print-directory hub-proxy || echo "warning: the class JupyterHub's proxy is not installed (see above): tests/test_jupyterhub.py will fail" >&2
+	$(BIN)/ruff check uncertainty_lab tests benchmarks deploy
 	$(BIN)/python -m pytest
 
 lint: setup
-	$(BIN)/ruff check uncertainty_lab tests benchmarks
+	$(BIN)/ruff check uncertainty_lab tests benchmarks deploy
 
 bench: setup
 	$(BIN)/python benchmarks/llm.py
@@ -77,3 +80,20 @@ browser:
 	    $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
 	    $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver; \
 	fi
+
+# The class JupyterHub (deploy/jupyterhub/, README "Teaching on a server"). Its proxy, configurable-http-proxy, is an
+# npm package installed into deploy/jupyterhub/node_modules at the version package-lock.json pins; `make lab` never
+# needs npm. `make hub` makes the student copies and starts the hub in the foreground (Ctrl-C stops it and every
+# student's server). As root with unix accounts for the students; UL_HUB_SPAWNER=simple for a trial without them.
+HUB_DIR   := deploy/jupyterhub
+HUB_PROXY := $(HUB_DIR)/node_modules/.bin/configurable-http-proxy
+
+$(HUB_PROXY): $(HUB_DIR)/package.json $(HUB_DIR)/package-lock.json
+	@command -v npm >/dev/null 2>&1 || { echo "error: npm not found: the class JupyterHub's proxy is an npm package; install Node.js 20 or newer with npm (Debian/Ubuntu: apt-get install nodejs npm), then run make hub-proxy" >&2; exit 1; }
+	npm ci --prefix $(HUB_DIR) --no-audit --no-fund
+	touch $@
+
+hub-proxy: $(HUB_PROXY)
+
+hub: setup hub-proxy student
+	$(BIN)/jupyterhub -f $(HUB_DIR)/jupyterhub_config.py

@@ -22,10 +22,13 @@ from typing import Any
 from .cache_file import (
     CACHE_ENV,
     FILE_NAME,
+    REPLAY_ENV,
     CacheError,
     CacheWarning,
+    absolute_dir,
     cache_dir,
     connect_read_only,
+    connect_recording,
     fault,
     warn_once,
 )
@@ -35,8 +38,8 @@ from .modes import TABLE as _MODES_TABLE
 from .record import request_key
 from .transfer import ImportReport, export_cache, import_cache
 
-__all__ = ["CACHE_ENV", "CacheError", "CacheStats", "CacheWarning", "CompletionCache", "ImportReport", "cache_dir",
-           "default_cache", "request_key", "warn_once"]
+__all__ = ["CACHE_ENV", "REPLAY_ENV", "CacheError", "CacheStats", "CacheWarning", "CompletionCache", "ImportReport",
+           "cache_dir", "default_cache", "replay_cache", "request_key", "warn_once"]
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS completions (
@@ -70,8 +73,9 @@ class CompletionCache:
     Each ``put`` marks the file with the notebook mode of the process writing (``fast`` with ``UL_FAST=1``, else
     ``full``; :mod:`.modes`), so a replay in the other mode can say why it finds no answer."""
 
-    def __init__(self, path: str | os.PathLike | None = None):
+    def __init__(self, path: str | os.PathLike | None = None, *, recording: bool = False):
         self.path = Path(path).expanduser().absolute() if path is not None else cache_dir() / FILE_NAME
+        self.recording = recording
         self.read_only = False
         self.write_error: CacheError | None = None
         self._local = threading.local()
@@ -80,6 +84,8 @@ class CompletionCache:
         self._open()
 
     def _open(self) -> None:
+        if self.recording:
+            return self._open_recording()
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self._connect().executescript(_SCHEMA)
@@ -93,10 +99,27 @@ class CompletionCache:
         if "completions" not in {r[0] for r in self._run("SELECT name FROM sqlite_master WHERE type = 'table'")}:
             raise error
 
+    def _open_recording(self) -> None:
+        """A class recording (``recording=True``): an existing file, opened read-only however it is stored, so
+        nothing is ever written beside it (see :func:`.cache_file.connect_recording`); ``put`` raises."""
+        make = f"make it with `{CACHE_ENV}={self.path.parent} uncertainty-lab cache import class.sqlite`"
+        if not os.path.isfile(self.path):
+            raise CacheError(f"there is no class recording {self.path} (the folder {REPLAY_ENV} names)", make,
+                             path=self.path, fault="missing")
+        self.read_only = True
+        self.write_error = CacheError(f"the class recording {self.path} is read-only",
+                                      f"unset {REPLAY_ENV} to record into {CACHE_ENV}", path=self.path,
+                                      fault="unwritable")
+        if "completions" not in {r[0] for r in self._run("SELECT name FROM sqlite_master WHERE type = 'table'")}:
+            raise CacheError(f"{self.path} is not a class recording (it has no completions table)", make,
+                             path=self.path, fault="damaged")
+
     def _connect(self) -> sqlite3.Connection:
         con = getattr(self._local, "con", None)
         if con is None:
-            if self.read_only:
+            if self.recording:
+                con = connect_recording(self.path)
+            elif self.read_only:
                 con = connect_read_only(self.path)
             else:
                 con = sqlite3.connect(self.path.as_uri(), timeout=60.0, isolation_level=None,
@@ -250,3 +273,18 @@ def default_cache() -> CompletionCache:
     if _default is None or _default.path != path:
         _default = CompletionCache(path)
     return _default
+
+
+_recordings: dict[Path, CompletionCache] = {}
+
+
+def replay_cache() -> CompletionCache:
+    """What replay answers from: the class recording in ``$UL_REPLAY_DIR`` (its ``completions.sqlite``, opened
+    read-only: see :meth:`CompletionCache._open_recording`) when that is set, else :func:`default_cache`."""
+    env = os.environ.get(REPLAY_ENV)
+    if not env:
+        return default_cache()
+    path = absolute_dir(env) / FILE_NAME
+    if path not in _recordings:
+        _recordings[path] = CompletionCache(path, recording=True)
+    return _recordings[path]

@@ -12,13 +12,16 @@ from pathlib import Path
 from .errors import LLMError
 
 CACHE_ENV = "UL_CACHE_DIR"
+#: a folder holding a class recording (``completions.sqlite``, made by ``cache import``) that replay reads and nothing
+#: writes: a class server shares one among every student, each of whom keeps a writable ``UL_CACHE_DIR`` of their own
+REPLAY_ENV = "UL_REPLAY_DIR"
 FILE_NAME = "completions.sqlite"
 
 
 class CacheError(LLMError):
-    """The completion cache cannot be used as asked (an LLMError: a run reports it as one line). ``fault`` is ``"damaged"``, ``"unwritable"``,
-    ``"not a directory"``, ``"not a file"``, ``"locked"`` or ``"unusable"``; ``problem`` and ``fix`` make the
-    one-line message."""
+    """The completion cache cannot be used as asked (an LLMError: a run reports it as one line). ``fault`` is
+    ``"damaged"``, ``"unwritable"``, ``"not a directory"``, ``"not a file"``, ``"locked"``, ``"unusable"`` or
+    ``"missing"`` (a class recording that is not there); ``problem`` and ``fix`` make the one-line message."""
 
     def __init__(self, problem: str, fix: str, *, path: Path, fault: str):
         super().__init__(f"{problem}; {fix}")
@@ -117,3 +120,21 @@ def connect_read_only(path: Path) -> sqlite3.Connection:
             if not getattr(exc, "sqlite_errorname", "").startswith(("SQLITE_CANTOPEN", "SQLITE_READONLY")):
                 break
     raise last
+
+
+def connect_recording(path: Path) -> sqlite3.Connection:
+    """A connection to a class recording that never writes beside it, whoever opens it: ``immutable=1`` takes no lock
+    and makes no ``-wal``/``-shm`` file (``mode=ro`` makes both where it may, root may everywhere), so any number of
+    kernels read one file in a read-only folder. A ``-wal`` file beside it that still holds answers (an import not
+    yet checkpointed) is read with :func:`connect_read_only` instead. Raises ``sqlite3.Error``."""
+    wal = Path(f"{path}-wal")
+    if wal.is_file() and wal.stat().st_size > 0:
+        return connect_read_only(path)
+    con = sqlite3.connect(f"{path.as_uri()}?immutable=1", uri=True, isolation_level=None, check_same_thread=False)
+    try:
+        con.execute("SELECT count(*) FROM sqlite_master").fetchone()
+        con.execute("PRAGMA query_only=ON")
+    except BaseException:
+        con.close()
+        raise
+    return con

@@ -1,5 +1,6 @@
-"""The replay backend: answers only from a recorded cache (an instructor's export, a test fixture). A miss in a
-notebook mode the recording does not hold (``UL_FAST``; :mod:`.modes`) says which mode to replay in."""
+"""The replay backend: answers only from a recorded cache (an instructor's export, a test fixture): the class
+recording in ``$UL_REPLAY_DIR`` when set (read-only, shared by a class server's students), else the completion cache.
+A miss in a notebook mode the recording does not hold (``UL_FAST``; :mod:`.modes`) says which mode to replay in."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import ClassVar
 
 from .base import Completion, LLMBackend, LLMError
-from .cache import CacheError, default_cache, request_key
+from .cache import CacheError, replay_cache, request_key
 from .modes import current_mode, mismatch, unknown_hint
 
 
@@ -29,7 +30,7 @@ class ReplayLLM(LLMBackend):
 
     def _store(self):
         with _readable():
-            return self.cache if self.cache is not None else default_cache()
+            return self.cache if self.cache is not None else replay_cache()
 
     def model_id(self) -> str:
         if self.model:
