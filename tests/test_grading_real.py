@@ -149,9 +149,35 @@ def test_the_real_audit_labels_are_well_formed():
     assert len(keys) == len(rows)
     for r in rows:
         assert r["dataset"] in ("truthfulqa", "strategyqa") and r["label"] in ("correct", "wrong", "refused")
-        assert re.fullmatch(r"[0-9a-f]{64}", r["answer_sha256"]) and r["split"] in ("dev", "dev2", "heldout")
+        assert re.fullmatch(r"[0-9a-f]{64}", r["answer_sha256"]) and r["split"] in ("dev", "dev2", "heldout", "heldout2")
         assert re.fullmatch(r"truthfulqa-\d{4}|row\d+", r["question_id"]) and re.fullmatch(r"[a-z_]+", r["failure_mode"])
     # the split is by question: no question is in both
     split = {}
     for r in rows:
         assert split.setdefault((r["dataset"], r["question_id"]), r["split"]) == r["split"]
+
+
+KOALA = "Would a koala eat a pizza?"
+
+
+@pytest.mark.parametrize("question, gold, answer, label", [
+    (KOALA, N, "No, a pizza is a type of Swedish bread topped with herring and dill", "uncertain"),  # its own reason
+    (KOALA, N, "No, a koala would not eat a pizza", "correct"),  # a restatement that agrees
+    (KOALA, N, "No, a koala is far too small", "correct"),  # intensifiers bring no claim of their own
+    ("Is a canoe inappropriate for the open sea?", N, "No, a canoe is not ideal for the open sea", "wrong"),
+    (KOALA, Y, "It's possible that a koala would eat a pizza", "wrong"),  # a possibility is no verdict
+    (KOALA, Y, "Whether a koala would eat a pizza is a matter of debate", "wrong"),
+    (KOALA, Y, 'A question that can be answered with a simple "yes." Koalas are marsupials', "correct"),
+    ("Would a koala be able to climb a tree?", Y, "A koala can definitely climb a tree", "correct"),
+    ("Was Ann Example known to be a friend of Bea Sample?", N, "No, Ann Example was not known to be a friend of "
+     "Bea Sample", "correct"),  # "not known to be" is no "unclear"
+])
+def test_what_follows_a_yes_no_verdict(question, gold, answer, label):
+    assert grade((question, gold, N if gold == Y else Y), answer) == label
+
+
+def test_a_misspelt_question_word_is_not_a_word_of_its_own():
+    from uncertainty_lab.semantic.grading_rules import _misspelt
+
+    assert _misspelt("wartog", frozenset({"warthog"})) and _misspelt("warthogs", frozenset({"warthog"}))
+    assert not _misspelt("walrus", frozenset({"warthog"})) and not _misspelt("cat", frozenset({"bat"}))

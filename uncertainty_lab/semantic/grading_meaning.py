@@ -24,11 +24,13 @@ from collections.abc import Iterable
 
 from .grading_words import NEGATORS, canonical
 
-__all__ = ["Claim", "asked_words", "claim", "focus_f1", "stem"]
+__all__ = ["Claim", "asked_words", "claim", "focus_f1", "stem", "stems"]
 
 _REWRITES = [(re.compile(rf"\b{a}\b"), b) for a, b in (
     (r"(?:nobody|no one|noone) (?:really |truly |actually )?knows?", "unclear"),
-    (r"(?:is|are|was|were|remains?) (?:still )?(?:not|n t) (?:known|clear|certain)", "is unclear"),
+    (r"(?:is|are|was|were|remains?) (?:still )?(?:not|n t) (?:known|clear|certain)(?! (?:to|as|for|by)\b)",
+     "is unclear"),  # "was not known to be a friend" is no "unclear"
+    (r"(?:(?:is|are|was|were|be|being) )?able to", "can"),
     (r"(?:unknown|uncertain|disputed|debated|(?:topic|matter|subject) of debate)", "unclear"),
     (r"(?:it s|it is|that s|that is) (?:false|untrue|not true|a myth) that", "not"),
     (r"(?:false|untrue) that", "not"),
@@ -112,6 +114,12 @@ def asked_words(question: str | None) -> frozenset[str]:
     if not question:
         return frozenset()
     return frozenset(stem(w) for w in _rewrite(canonical(question)).split() if w not in STOP and w not in NEGATORS)
+
+
+def stems(words: Iterable[str]) -> set[str]:
+    """The stems of canonical ``words`` after the same rewrites as :func:`claim` ("ideal" and "appropriate" both
+    read "suitable"), so a clause is compared with :func:`asked_words` on equal terms."""
+    return {stem(w) for w in _rewrite(" ".join(words)).split()}
 
 
 def focus_f1(a: Claim, r: Claim) -> float:

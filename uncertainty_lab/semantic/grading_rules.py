@@ -33,7 +33,7 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from .grading_meaning import asked_words, claim, focus_f1, stem
+from .grading_meaning import asked_words, claim, focus_f1, stems
 from .grading_text import (
     NEGATORS,
     RESTATES,
@@ -222,6 +222,31 @@ def _denies_existence(clauses: Sequence[Sequence[str]], texts: Sequence[str]) ->
                for cl in (claim("", canonical_words=list(c)) for c in (*clauses, joined)))
 
 
+#: a clause after a yes/no verdict that brings this many content words of its own (not the question's) and does not
+#: restate the question gives a reason the rules cannot check ("No, paella is an Italian dish of seafood")
+REASON_WORDS = 3
+#: words that bring no claim of their own ("not the only thing", "technically")
+_GENERIC = frozenset({"only", "thing", "someth", "anyth", "everyth", "technically", "specifically", "necessarily",
+                      "exactly", "particular", "type", "kind", "sort", "way", "case", "context", "term", "word", "far",
+                      "too", "both", "more", "most", "less", "much", "many", "few"})
+
+
+def _misspelt(word: str, known: frozenset[str]) -> bool:
+    """Whether ``word`` (5+ letters) is one letter added, dropped or changed from a ``known`` word ("wartog" for
+    "warthog"): a misspelling, not a word of its own."""
+    if len(word) < 5:
+        return False
+    for k in known:
+        if abs(len(k) - len(word)) > 1 or k[:2] != word[:2]:
+            continue
+        i = 0
+        while i < min(len(k), len(word)) and k[i] == word[i]:
+            i += 1
+        if k[i + 1:] == word[i + 1:] or k[i + 1:] == word[i:] or k[i:] == word[i + 1:]:
+            return True
+    return False
+
+
 _PRONOUN = frozenset({"it", "they", "he", "she", "this", "that", "these", "those", "there", "its", "their"})
 
 
@@ -244,19 +269,26 @@ def _consistent(answer: str, said: str, question: str | None, how: str) -> Decis
         return Decision("wrong", f"verdict {said!r}, then it denies that what the question asks about exists, which "
                         "the question does not say")
     asked, q_parity = asked_words(question), claim(question).parity
-    related = False
-    for c in rest:
+    related, reason = False, None
+    for k, c in enumerate(rest):
         cl = claim("", canonical_words=main_clause(c))
         if not cl.focus:
             continue
-        stems = {stem(w) for w in c}
-        if asked and len(asked & stems) >= RESTATES * len(asked):
+        held = stems(c)
+        if asked and len(asked & held) >= RESTATES * len(asked):
             implied = "yes" if cl.parity == q_parity else "no"
             if implied != said:
                 return Decision("wrong", f"verdict {said!r}, then a restatement of the question that says "
                                 f"{implied!r} ({' '.join(c)!r}): it contradicts itself")
             return None
-        related = related or bool(asked & stems) or c[0] in _PRONOUN
+        related = related or bool(asked & held) or c[0] in _PRONOUN
+        own = {w for w in cl.focus if w not in asked and w not in _GENERIC and not _misspelt(w, asked)}
+        if reason is None and k not in contrast and len(own) >= REASON_WORDS:
+            reason = (c, sorted(own))
+    if reason is not None and related:
+        return Decision("uncertain", f"verdict {said!r}, then a reason of its own ({' '.join(reason[0])!r}: "
+                        f"{', '.join(reason[1][:4])}) that is no restatement of the question: the rules cannot "
+                        "tell whether it is true")
     # "No, but …": a contrast after a bare verdict qualifies it and is not read as its topic
     if not related and any(claim("", canonical_words=c).focus for k, c in enumerate(rest) if k not in contrast):
         return Decision("uncertain", f"verdict {said!r}, then a claim about something the question does not "

@@ -226,6 +226,9 @@ def _restates(words: list[str], question: str) -> bool:
     return bool(own) and own <= asked and bool(_PREDICATE.intersection(words))
 
 
+#: openings that make a restatement a possibility, not a verdict ("It's possible that a cat could fit")
+_POSSIBLE = ("it s possible that", "it is possible that", "it s possible", "it is possible", "possibly", "it may",
+             "it might", "it could", "perhaps")
 _REASON = frozenset({"because", "since", "as", "which", "who", "so", "due", "while", "when", "if"})
 
 
@@ -257,7 +260,8 @@ def verdict(text: str, question: str | None = None) -> tuple[str | None, str]:
         return said, f"the answer opens with {p!r}"
     for c in ans.clauses:
         words = " ".join(c)
-        m = re.search(r"\banswer (?:is |would be )?(yes|no|true|false)\b", words)
+        m = re.search(r"\banswer(?:ed)? (?:is |would be |with (?:a |an )?(?:simple |plain |clear )?)?"
+                      r"(yes|no|true|false)\b", words)
         if m:
             return YES_NO[m.group(1)], f"the answer says {m.group(0)!r}"
         if len(c) <= 2 and c[-1] in YES_NO and (len(c) == 1 or c[0] in _CONTRAST or c[0] in _CONCLUDE):
@@ -266,6 +270,11 @@ def verdict(text: str, question: str | None = None) -> tuple[str | None, str]:
         from .grading_meaning import claim
 
         main = main_clause(first)
+        if claim("", canonical_words=main).unclear:
+            return None, f"a restatement of the question that calls it unclear {' '.join(first)!r}: no verdict"
+        hedge = _starts(first, _POSSIBLE)
+        if hedge and not set(hedge.split()) & set(normalise_answer(question).split()) - {"it", "s", "is", "that"}:
+            return None, f"a restatement of the question hedged with {hedge!r}: no verdict"
         if claim("", canonical_words=main).parity != claim(question).parity:
             return "no", f"a restatement of the question with the opposite polarity {' '.join(first)!r}"
         return "yes", f"a restatement of the question {' '.join(first)!r}"
