@@ -26,7 +26,17 @@ from .grading_words import NEGATORS, canonical
 
 __all__ = ["Claim", "asked_words", "claim", "focus_f1", "stem", "stems"]
 
+_DO_NOT = r"(?:does|do|did|will|would|doesn|don|didn|won|wouldn) (?:not|t)"
+_EFFECT = r"(?:real |tangible |significant |noticeable |particular |special |unusual |any |an |a |bad )*"
 _REWRITES = [(re.compile(rf"\b{a}\b"), b) for a, b in (
+    # "nothing happens" = "it has no effect" = "it makes no difference": one concept (a focus word of its own)
+    (rf"nothing (?:in particular|special|unusual|bad|much|at all|significant)(?: (?:will |would |really )?"
+     rf"(?:happens?|occurs?))?|nothing (?:will |would |really )?(?:happens?|occurs?)|^nothing$|(?:{_DO_NOT} (?:have|make|cause)|has no|have no|had no|makes? no|without) {_EFFECT}"
+     rf"(?:effects?|impacts?|difference|consequences?)|no {_EFFECT}(?:effects?|impacts?|difference)", "noeffect"),
+    # "there is no such X" = "X does not exist": the question's premise denied
+    (r"(?:there (?:is|are|was|were|s) )?no such", "not real nosuch"),
+    (r"proofs?|proves?|proven|proved|shows?|showed|shown|demonstrates?|demonstrated", "evidence"),
+    (r"a i|ai", "artificial intelligence"),
     (r"(?:nobody|no one|noone) (?:really |truly |actually )?knows?", "unclear"),
     (r"(?:is|are|was|were|remains?) (?:still )?(?:not|n t) (?:known|clear|certain)(?! (?:to|as|for|by)\b)",
      "is unclear"),  # "was not known to be a friend" is no "unclear"
@@ -50,7 +60,7 @@ _VERDICT_FIRST = re.compile(r"\W*(?:yes|no)\b\W*[,.;:!]", re.IGNORECASE)
 STOP = frozenset("""a an the is are was were be been being it its this that these those of in on at to for with by
 from and or as do does did will would can could should may might just very so there their they them he she his her
 you your we i my me s has have had about some any into than then if when what which who whom how why all also
-really actually truly simply just answer question statement due necessarily exactly quite always entirely definitively doesn don didn isn aren wasn weren wouldn couldn shouldn hasn haven hadn
+really actually truly simply just answer question statement due afraid necessarily exactly quite always entirely definitively doesn don didn isn aren wasn weren wouldn couldn shouldn hasn haven hadn
 ain""".split())
 
 
@@ -129,6 +139,8 @@ def focus_f1(a: Claim, r: Claim) -> float:
     na, nr = sum(a.focus.values()), sum(r.focus.values())
     if not na and not nr and r.asked and len(a.asked & r.asked) >= 0.6 * len(r.asked):
         return 1.0  # both restate the question, in the same polarity ("The heart doesn't stop when you sneeze")
+    if not nr and r.parity and a.parity and "nosuch" in a.focus and r.asked:
+        return 1.0  # "There is no such food" denies the premise as "There is no food that all of them eat" does
     if not na or not nr:
         return 0.0
     common = sum((a.focus & r.focus).values())

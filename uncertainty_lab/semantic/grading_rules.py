@@ -412,7 +412,9 @@ def _after_verdict(answer: str, ans: Answer, correct: Sequence[str], incorrect: 
     reference, or only words of the question and the correct references: correct. A paraphrase of an incorrect
     one: wrong. Anything else ("No, reindeer don't actually exist"): uncertain."""
     first = list(ans.clauses[0])
-    rest = [first[1:]] if len(first) > 1 else []
+    opening = re.search(r"opens with '([^']*)'", how)
+    skip = len(opening.group(1).split()) if opening else 1  # "That's a classic lie": the verdict is four words
+    rest = [first[skip:]] if len(first) > skip else []
     rest += [list(c) for c in ans.clauses[1:READ_CLAUSES]]
     rest = [c for c in rest if c]
     if not rest:

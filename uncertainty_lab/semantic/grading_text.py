@@ -176,11 +176,20 @@ _NOT_VERDICT = frozenset({"doubt", "one", "longer", "answer", "matter", "wonder"
 _ARTICLE_START = re.compile(r"\W*(?:the|a|an)\b", re.IGNORECASE)
 
 
+#: an opening that calls the claim asked about false ("That's a myth", "That's a common misconception", "That is not
+#: true"): a "no" (articles are already dropped)
+_DENIES = re.compile(r"(?:that|this|it) (?:s|is|was) (?:just |simply |only )?(?:\w+ )?(?:myth|misconception|lie|"
+                     r"falsehood|fallacy)\b|(?:that|this|it) (?:s|is|was) (?:not true|untrue|false)\b")
+
+
 def _opening(first: list[str], text: str) -> tuple[str | None, str | None]:
     """The verdict the first clause opens with and the phrase, or (None, None). "No" as a determiner ("no answer",
     "no one"), or after an article the normaliser dropped ('The "No answer" response'), is no verdict."""
     if _ARTICLE_START.match(text):
         return None, None
+    m = _DENIES.match(" ".join(first))
+    if m:
+        return "no", m.group(0)
     p = _starts(first, _NO_START)
     if p and not (p in ("no", "not") and first[1:2] and first[1] in _NOT_VERDICT):
         return "no", p
