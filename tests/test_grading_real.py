@@ -203,3 +203,14 @@ STONE = ("Can bones turn into stone if you sit still?", ["No, bones cannot turn 
 ])
 def test_one_concept_for_no_effect_no_such_thing_and_a_myth(item, answer, label):
     assert grade(item, answer) == label
+
+
+def test_hassum_does_not_pass_a_negated_answer_close_to_the_reference():
+    from uncertainty_lab.semantic.grading_rules import hassum_rule
+
+    def similarity(text, refs):  # "Not Paris" embeds close to "Paris" (0.82 with the shipped embedder)
+        return [0.82 if "paris" in text.lower() and "paris" in r.lower() else 0.3 for r in refs]
+
+    assert hassum_rule("Not Paris", ["Paris"], ["Lyon"], CAPITAL[0], similarity).label == "wrong"
+    assert hassum_rule("Paris, not Lyon", ["Paris"], ["Lyon"], CAPITAL[0], similarity).label == "correct"
+    assert hassum_rule("Paris", ["Paris"], ["Lyon"], CAPITAL[0], similarity).label == "correct"
