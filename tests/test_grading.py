@@ -220,14 +220,14 @@ def test_agreement_counts_and_cohens_kappa_by_hand():
 
 def test_the_new_default_agrees_with_our_labels_far_better_than_the_old_contains():
     """The numbers on our written set (253 answers; a regression check — the real-answer audit,
-    benchmarks/grading_audit_real.py, is the headline): strict 246/253 = 0.972, κ = 0.951 (240/253 before the
-    third round of issue #21 rules read "nothing happens" / "no effect" / "no such X" as one claim each; 1 of its 7
-    misses is ``uncertain``); contains 160/253 = 0.632, κ = 0.317; on the 61 held-out answers strict 59/61,
+    benchmarks/grading_audit_real.py, is the headline): strict 245/253 = 0.968, κ = 0.944 (240/253 before the
+    third round of issue #21 rules read "nothing happens" / "no effect" / "no such X" as one claim each; 2 of its 8
+    misses are ``uncertain``); contains 160/253 = 0.632, κ = 0.317; on the 61 held-out answers strict 59/61,
     contains 35/61."""
     everything = {a.name: a for a in audit_graders(["contains (old default)", "strict (default)"])}
     strict, old = everything["strict (default)"], everything["contains (old default)"]
-    assert (round(strict.accuracy * 253), round(old.accuracy * 253)) == (246, 160)
-    assert strict.kappa == pytest.approx(0.951, abs=5e-4) and old.kappa == pytest.approx(0.317, abs=5e-4)
+    assert (round(strict.accuracy * 253), round(old.accuracy * 253)) == (245, 160)
+    assert strict.kappa == pytest.approx(0.944, abs=5e-4) and old.kappa == pytest.approx(0.317, abs=5e-4)
     assert strict.confusion["wrong"]["correct"] == 0 and strict.confusion["refused"]["refused"] == 19
     assert old.confusion["refused"]["refused"] == 0 and old.confusion["wrong"]["correct"] == 30
     held = {a.name: a for a in audit_graders(["contains (old default)", "strict (default)"],

@@ -86,10 +86,12 @@ class Claim:
     (``few``, ``many`` or None), whether it says the fact is ``unclear``, and the question's words it holds
     (``asked``)."""
 
-    __slots__ = ("asked", "focus", "parity", "quantity", "unclear")
+    __slots__ = ("asked", "focus", "names", "parity", "quantity", "unclear")
 
-    def __init__(self, focus: Counter, parity: int, quantity: str | None, unclear: bool, asked: frozenset = frozenset()):
+    def __init__(self, focus: Counter, parity: int, quantity: str | None, unclear: bool, asked: frozenset = frozenset(),
+                 names: frozenset = frozenset()):
         self.focus, self.parity, self.quantity, self.unclear, self.asked = focus, parity, quantity, unclear, asked
+        self.names = names  # the stems of its proper names (capitalised words not opening the text)
 
     def agrees(self, other: Claim) -> bool:
         """Same negation parity, both or neither saying the fact is unclear, and the quantity ``other`` (the
@@ -104,6 +106,9 @@ def _rewrite(words: str) -> str:
     return words
 
 
+_NAME = re.compile(r"(?<=[\w,;:] )[A-Z][a-z]+")  # a capitalised word after another word: a proper name
+
+
 def claim(text: str, asked: Iterable[str] = (), *, canonical_words: list[str] | None = None) -> Claim:
     """The :class:`Claim` of ``text`` (a clause or a reference); ``asked``: the question's stemmed content words,
     left out of the focus (or pass ``canonical_words`` already read)."""
@@ -116,7 +121,8 @@ def claim(text: str, asked: Iterable[str] = (), *, canonical_words: list[str] | 
     asked = set(asked)
     stems = [stem(w) for w in words if w not in STOP and w not in NEGATORS and w not in _CONCEPTS]
     focus = Counter(s for s in stems if s not in asked)
-    return Claim(focus, parity, quantity, "unclear" in words, frozenset(s for s in stems if s in asked))
+    names = frozenset(stem(w.lower()) for w in _NAME.findall(text)) if text else frozenset()
+    return Claim(focus, parity, quantity, "unclear" in words, frozenset(s for s in stems if s in asked), names)
 
 
 def asked_words(question: str | None) -> frozenset[str]:
@@ -134,8 +140,10 @@ def stems(words: Iterable[str]) -> set[str]:
 
 def focus_f1(a: Claim, r: Claim) -> float:
     """F1 of the focus words of two claims; 0 when either has none, or when they share one word of a reference
-    with three or more ("the song" is no paraphrase of "a French folk song"); 1 when neither has any and ``a`` holds
-    60% of the question's words ``r`` holds (both restate the question)."""
+    with two or more, unless that word is one of the reference's proper names ("the song" is no paraphrase of "a
+    French folk song", nor "a cat's life" of "a cat has one life"; "it comes from Tijuana" is one of "In Tijuana,
+    Mexico"); 1 when neither has any and ``a`` holds 60% of the question's words ``r`` holds (both restate the
+    question), or when ``r`` only negates the question and ``a`` says there is no such thing."""
     na, nr = sum(a.focus.values()), sum(r.focus.values())
     if not na and not nr and r.asked and len(a.asked & r.asked) >= 0.6 * len(r.asked):
         return 1.0  # both restate the question, in the same polarity ("The heart doesn't stop when you sneeze")
@@ -143,8 +151,9 @@ def focus_f1(a: Claim, r: Claim) -> float:
         return 1.0  # "There is no such food" denies the premise as "There is no food that all of them eat" does
     if not na or not nr:
         return 0.0
-    common = sum((a.focus & r.focus).values())
-    if common < 2 and common < nr / 2:
+    shared = a.focus & r.focus
+    common = sum(shared.values())
+    if common < 2 and common <= nr / 2 and not r.names.intersection(shared):  # one word of two, unless a name
         return 0.0
     p, q = common / na, common / nr
     return 2 * p * q / (p + q)

@@ -103,10 +103,10 @@ def _negated(text: str) -> bool:
 
 
 def _opens_negated(text: str) -> bool:
-    """Whether the first clause of ``text`` has an odd number of negations ("Not Paris"; not "Canberra, not
-    Sydney")."""
+    """Whether the first clause of ``text`` is negated, as :func:`~.grading_meaning.claim` reads negation ("Not
+    Paris" is; "Canberra, not Sydney" and "Nothing in particular happens", one concept, are not)."""
     ans = read_answer(text[:VERDICT_CHARS])
-    return bool(ans.clauses) and len(negations(list(ans.clauses[0]))) % 2 == 1
+    return bool(ans.clauses) and claim("", canonical_words=list(ans.clauses[0])).parity == 1
 
 
 def _polarity(refs: Sequence[str]) -> set[str]:
@@ -357,12 +357,20 @@ def _ref_claims(refs: Sequence[str], asked) -> list[tuple[str, object]]:
     return [(r, claim(r, asked)) for r in refs]
 
 
+#: a clause that opens with these states a condition or a concession ("if you clean your house on New Year's Day",
+#: "while some think so"), not the answer's claim
+_CONDITION = frozenset({"if", "when", "whenever", "while", "although", "though", "unless", "whereas"})
+#: a question the answer quotes ('The answer to "can X do Y?" lies …') asserts nothing
+_QUOTED_QUESTION = re.compile(r"[\"“”]([^\"“”]{0,300}\?)[\"“”]")
+
+
 def _answer_claims(ans: Answer, answer: str, asked) -> list:
     """The claims of the answer's first clauses and verdict clauses, and of its first sentences (a list split
     by commas is one claim)."""
     keep = sorted(set(range(min(READ_CLAUSES, len(ans.clauses)))) | {k for k in ans.verdict if k < 4 * READ_CLAUSES})
-    claims = [claim("", asked, canonical_words=list(ans.clauses[k])) for k in keep]
-    for sentence in _SENTENCE.split(answer[:2000], maxsplit=READ_CLAUSES)[:READ_CLAUSES]:
+    claims = [claim("", asked, canonical_words=list(ans.clauses[k])) for k in keep
+              if ans.clauses[k][0] not in _CONDITION]
+    for sentence in _SENTENCE.split(_QUOTED_QUESTION.sub(" ", answer[:2000]), maxsplit=READ_CLAUSES)[:READ_CLAUSES]:
         if sentence.strip():
             claims.append(claim(sentence, asked))
     return claims
@@ -464,7 +472,7 @@ def strict_rule(answer: str, correct: Sequence[str], incorrect: Sequence[str] = 
     if said is None and how.startswith("a mixed verdict"):
         return Decision("wrong", how)
     want, against = _polarity(correct), _polarity(incorrect)
-    ans = read_answer(answer)
+    ans = read_answer(_QUOTED_QUESTION.sub(" ", answer))  # a question it quotes asserts nothing
     index = _index(ans)
     wrong = _matches(incorrect, ans, index)
     right = _matches(correct, ans, index)
