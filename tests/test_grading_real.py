@@ -171,6 +171,9 @@ KOALA = "Would a koala eat a pizza?"
     ("Would a koala be able to climb a tree?", Y, "A koala can definitely climb a tree", "correct"),
     ("Was Ann Example known to be a friend of Bea Sample?", N, "No, Ann Example was not known to be a friend of "
      "Bea Sample", "correct"),  # "not known to be" is no "unclear"
+    (KOALA, N, "No, I'm afraid that's not the case", "correct"),  # the verdict restated, no claim of its own
+    ("Is a koala well suited to eating pizza?", N, "While koalas are fine climbers, a koala is not ideal for eating "
+     "pizza", "correct"),  # the concession is not the claim; the main clause restates the question, negated
 ])
 def test_what_follows_a_yes_no_verdict(question, gold, answer, label):
     assert grade((question, gold, N if gold == Y else Y), answer) == label

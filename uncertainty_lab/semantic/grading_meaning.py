@@ -43,6 +43,7 @@ _REWRITES = [(re.compile(rf"\b{a}\b"), b) for a, b in (
     (r"(?:(?:is|are|was|were|be|being) )?able to", "can"),
     (r"(?:unknown|uncertain|disputed|debated|(?:topic|matter|subject) of debate)", "unclear"),
     (r"(?:it s|it is|that s|that is) (?:false|untrue|not true|a myth) that", "not"),
+    (r"(?:that|this|it) (?:s|is|was) not (?:the )?case", "not"),  # "No, I'm afraid that's not the case"
     (r"(?:false|untrue) that", "not"),
     (r"illegal|unlawful", "not legal"), (r"impossible", "not possible"), (r"unable", "not able"),
     (r"inappropriate", "not appropriate"), (r"unsuitable", "not suitable"), (r"unsafe", "not safe"),
@@ -50,7 +51,7 @@ _REWRITES = [(re.compile(rf"\b{a}\b"), b) for a, b in (
     (r"(?:fictional|imaginary|mythical|made up|fiction)", "not real"),
     (r"(?:very few|hardly any|almost no|barely any|few if any|very little|only a few)", "few"),
     (r"digestive (?:system|tract)|intestines?|bowels?|guts", "gut"),
-    (r"special|unusual", "particular"), (r"appropriate|ideal|suitable|fit for", "suitable"), (r"exists?|existed|existing|actual", "real"),
+    (r"special|unusual", "particular"), (r"appropriate|ideal|suitable|suited|fit for", "suitable"), (r"exists?|existed|existing|actual", "real"),
     (r"u s a|u s|united states(?: of america)?|america", "usa"),
     (r"(?:countless|numerous|multiple|several|lots of|a lot of|plenty of|a number of)", "many"),
 )]
@@ -61,7 +62,7 @@ STOP = frozenset("""a an the is are was were be been being it its this that thes
 from and or as do does did will would can could should may might just very so there their they them he she his her
 you your we i my me s has have had about some any into than then if when what which who whom how why all also
 really actually truly simply just answer question statement due afraid necessarily exactly quite always entirely definitively doesn don didn isn aren wasn weren wouldn couldn shouldn hasn haven hadn
-ain""".split())
+ain m re ve ll d""".split())
 
 
 _IRREGULAR = {"came": "come", "went": "go", "ate": "eat", "eaten": "eat", "made": "make", "won": "win", "grew": "grow",

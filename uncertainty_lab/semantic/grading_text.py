@@ -238,6 +238,7 @@ def _restates(words: list[str], question: str) -> bool:
 #: openings that make a restatement a possibility, not a verdict ("It's possible that a cat could fit")
 _POSSIBLE = ("it s possible that", "it is possible that", "it s possible", "it is possible", "possibly", "it may",
              "it might", "it could", "perhaps")
+_CONCEDE = frozenset({"while", "although", "though", "whereas"})
 _REASON = frozenset({"because", "since", "as", "which", "who", "so", "due", "while", "when", "if"})
 
 
@@ -275,6 +276,8 @@ def verdict(text: str, question: str | None = None) -> tuple[str | None, str]:
             return YES_NO[m.group(1)], f"the answer says {m.group(0)!r}"
         if len(c) <= 2 and c[-1] in YES_NO and (len(c) == 1 or c[0] in _CONTRAST or c[0] in _CONCLUDE):
             return YES_NO[c[-1]], f"the clause {words!r}"
+    if question and len(ans.clauses) > 1 and first[0] in _CONCEDE:
+        first = list(ans.clauses[1])  # "While it is a fine game, it is not suited for solo play": the main clause
     if question and _restates(first, question):
         from .grading_meaning import claim
 
