@@ -180,10 +180,10 @@ def test_what_follows_a_yes_no_verdict(question, gold, answer, label):
 
 
 def test_a_misspelt_question_word_is_not_a_word_of_its_own():
-    from uncertainty_lab.semantic.grading_rules import _misspelt
+    from uncertainty_lab.semantic.grading_meaning import misspelt
 
-    assert _misspelt("wartog", frozenset({"warthog"})) and _misspelt("warthogs", frozenset({"warthog"}))
-    assert not _misspelt("walrus", frozenset({"warthog"})) and not _misspelt("cat", frozenset({"bat"}))
+    assert misspelt("wartog", frozenset({"warthog"})) and misspelt("warthogs", frozenset({"warthog"}))
+    assert not misspelt("walrus", frozenset({"warthog"})) and not misspelt("cat", frozenset({"bat"}))
 
 
 KETTLE = ("What happens if you polish an old kettle?", ["Nothing in particular happens if you polish an old kettle",

@@ -22,6 +22,14 @@ must open the answer and not be contradicted ("Yes and no." has none); a referen
 word but goes on to say something no reference supports ("No, reindeer don't exist") is ``uncertain``; and the
 paraphrase step compares claims (:mod:`.grading_meaning`: negation parity with opposite-meaning words —
 illegal, false that, fictional — and quantity — few/many — must agree; F1 on the words the question does not hold).
+The third round (issue #21, real answers again): after a right yes/no verdict, a clause that brings
+:data:`REASON_WORDS` content words of its own and does not restate the question ("No, paella is an Italian dish of
+seafood") is a reason the rules cannot check → ``uncertain``; a restatement hedged with "it's possible" or calling
+the matter unclear is no verdict; a concession ("While X is a fine game, …") is skipped for the main clause.
+Paraphrases: "nothing happens" / "has no effect" / "makes no difference" are one concept, "there is no such X"
+denies the question's premise as a reference that only negates the question does, "That's a myth/lie" is a "no";
+a clause that states a condition ("if you …") and a question the answer quotes assert nothing; one shared word of a
+two-word reference is no paraphrase unless it is that reference's proper name.
 Where the evidence is weak or conflicting the label is ``uncertain``: the offline rules cannot decide, a person
 (or the ``llm`` grader) should. Linear in the answer's length.
 """
@@ -34,7 +42,7 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from .grading_meaning import asked_words, claim, focus_f1, stems
+from .grading_meaning import GENERIC, asked_words, claim, focus_f1, misspelt, stems
 from .grading_text import (
     NEGATORS,
     RESTATES,
@@ -233,28 +241,6 @@ def _denies_existence(clauses: Sequence[Sequence[str]], texts: Sequence[str]) ->
 #: a clause after a yes/no verdict that brings this many content words of its own (not the question's) and does not
 #: restate the question gives a reason the rules cannot check ("No, paella is an Italian dish of seafood")
 REASON_WORDS = 3
-#: words that bring no claim of their own ("not the only thing", "technically")
-_GENERIC = frozenset({"only", "thing", "someth", "anyth", "everyth", "technically", "specifically", "necessarily",
-                      "exactly", "particular", "type", "kind", "sort", "way", "case", "context", "term", "word", "far",
-                      "too", "both", "more", "most", "less", "much", "many", "few"})
-
-
-def _misspelt(word: str, known: frozenset[str]) -> bool:
-    """Whether ``word`` (5+ letters) is one letter added, dropped or changed from a ``known`` word ("wartog" for
-    "warthog"): a misspelling, not a word of its own."""
-    if len(word) < 5:
-        return False
-    for k in known:
-        if abs(len(k) - len(word)) > 1 or k[:2] != word[:2]:
-            continue
-        i = 0
-        while i < min(len(k), len(word)) and k[i] == word[i]:
-            i += 1
-        if k[i + 1:] == word[i + 1:] or k[i + 1:] == word[i:] or k[i:] == word[i + 1:]:
-            return True
-    return False
-
-
 _PRONOUN = frozenset({"it", "they", "he", "she", "this", "that", "these", "those", "there", "its", "their"})
 
 
@@ -290,7 +276,7 @@ def _consistent(answer: str, said: str, question: str | None, how: str) -> Decis
                                 f"{implied!r} ({' '.join(c)!r}): it contradicts itself")
             return None
         related = related or bool(asked & held) or c[0] in _PRONOUN
-        own = {w for w in cl.focus if w not in asked and w not in _GENERIC and not _misspelt(w, asked)}
+        own = {w for w in cl.focus if w not in asked and w not in GENERIC and not misspelt(w, asked)}
         if reason is None and k not in contrast and len(own) >= REASON_WORDS:
             reason = (c, sorted(own))
     if reason is not None and related:
