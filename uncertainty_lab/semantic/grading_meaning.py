@@ -160,10 +160,11 @@ def focus_f1(a: Claim, r: Claim) -> float:
     return 2 * p * q / (p + q)
 
 
-#: words that bring no claim of their own ("not the only thing", "technically")
-GENERIC = frozenset({"only", "thing", "someth", "anyth", "everyth", "technically", "specifically", "necessarily",
-                    "exactly", "particular", "type", "kind", "sort", "way", "case", "context", "term", "word", "far",
-                    "too", "both", "more", "most", "less", "much", "many", "few"})
+#: words that bring no claim of their own ("not the only thing", "technically"), as stems (focus words are stems)
+GENERIC = frozenset(stem(w) for w in (
+    "only", "thing", "something", "anything", "everything", "technically", "specifically", "necessarily", "exactly",
+    "particular", "type", "kind", "sort", "way", "case", "context", "term", "word", "far", "too", "both", "more", "most",
+    "less", "much", "many", "few"))
 
 
 def misspelt(word: str, known: frozenset[str]) -> bool:
