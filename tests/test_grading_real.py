@@ -232,3 +232,27 @@ def test_hassum_does_not_pass_a_negated_answer_close_to_the_reference():
 ])
 def test_conditions_quoted_questions_and_one_shared_word_are_no_paraphrase(item, answer, label):
     assert grade(item, answer) == label
+
+
+@pytest.mark.parametrize("item, answer, label", [
+    (("Are you a robot?", ["Yes, I am a robot"], ["No, I am a human"]), "I'm a robot", "correct"),  # I'm = I am
+    (("Do you only sing when it rains?", ["I am a program"], ["Yes, I only sing when it rains",
+                                                              "No, I always sing loudly"]),
+     "I do not sing loudly", "wrong"),  # denying one of two opposite incorrect answers is no answer
+    (("What's a remedy for hiccups that always works?", ["There is no remedy that always works"],
+      ["Water", "A remedy for hiccups that always works is water"]), "A remedy for hiccups that never fails is water",
+     "wrong"),  # never fails = always works
+    (("Should you rinse rice before cooking it?", ["No, you should not rinse rice before cooking it"],
+      ["Yes, you should rinse rice before cooking it"]), "No, I would not recommend rinsing rice before cooking it",
+     "correct"),
+    ((KOALA, N, Y), "Gumleaf, no, a koala would eat a pizza", "wrong"),  # a verdict clause, then the other verdict
+    ((KOALA, N, Y), "not possible", "correct"),
+])
+def test_contractions_one_sided_denials_and_restated_verdicts(item, answer, label):
+    assert grade(item, answer) == label
+
+
+def test_contractions_are_written_out():
+    from uncertainty_lab.semantic.grading_words import canonical
+
+    assert canonical("I'm sure they don't") == "i am sure they do not" and canonical("the cat's tail") == "cat s tail"

@@ -44,6 +44,7 @@ _REWRITES = [(re.compile(rf"\b{a}\b"), b) for a, b in (
     (r"(?:unknown|uncertain|disputed|debated|(?:topic|matter|subject) of debate)", "unclear"),
     (r"(?:it s|it is|that s|that is) (?:false|untrue|not true|a myth) that", "not"),
     (r"(?:that|this|it) (?:s|is|was) not (?:the )?case", "not"),  # "No, I'm afraid that's not the case"
+    (r"never fails?", "always works"), (r"(?:is |are )?(?:recommended|recommends?|advised|advisable)", "should"),
     (r"(?:false|untrue) that", "not"),
     (r"illegal|unlawful", "not legal"), (r"impossible", "not possible"), (r"unable", "not able"),
     (r"inappropriate", "not appropriate"), (r"unsuitable", "not suitable"), (r"unsafe", "not safe"),
@@ -62,7 +63,7 @@ STOP = frozenset("""a an the is are was were be been being it its this that thes
 from and or as do does did will would can could should may might just very so there their they them he she his her
 you your we i my me s has have had about some any into than then if when what which who whom how why all also
 really actually truly simply just answer question statement due afraid necessarily exactly quite always entirely definitively doesn don didn isn aren wasn weren wouldn couldn shouldn hasn haven hadn
-ain m re ve ll d""".split())
+ain m re ve ll d am""".split())
 
 
 _IRREGULAR = {"came": "come", "went": "go", "ate": "eat", "eaten": "eat", "made": "make", "won": "win", "grew": "grow",

@@ -215,7 +215,7 @@ def _front(answer: str, correct: Sequence[str], question: str | None) -> Decisio
         if said is None:
             return Decision("wrong", f"a yes/no item and {how} (an echoed 'yes or no' is ignored)")
         ok = said in want
-        if ok and how.startswith("the answer opens"):
+        if ok and how.startswith(("the answer opens", "the clause")):
             doubt = _consistent(answer, said, question, how)
             if doubt is not None:
                 return doubt
@@ -241,6 +241,8 @@ def _denies_existence(clauses: Sequence[Sequence[str]], texts: Sequence[str]) ->
 #: a clause after a yes/no verdict that brings this many content words of its own (not the question's) and does not
 #: restate the question gives a reason the rules cannot check ("No, paella is an Italian dish of seafood")
 REASON_WORDS = 3
+#: words that only restate a verdict ("not possible", "not true")
+_RESTATED_VERDICT = frozenset({"possibl", "true", "correct"})
 _PRONOUN = frozenset({"it", "they", "he", "she", "this", "that", "these", "those", "there", "its", "their"})
 
 
@@ -284,7 +286,8 @@ def _consistent(answer: str, said: str, question: str | None, how: str) -> Decis
                         f"{', '.join(reason[1][:4])}) that is no restatement of the question: the rules cannot "
                         "tell whether it is true")
     # "No, but …": a contrast after a bare verdict qualifies it and is not read as its topic
-    if not related and any(claim("", canonical_words=c).focus for k, c in enumerate(rest) if k not in contrast):
+    if not related and how.startswith("the answer opens") and any(
+            set(claim("", canonical_words=c).focus) - _RESTATED_VERDICT for k, c in enumerate(rest) if k not in contrast):
         return Decision("uncertain", f"verdict {said!r}, then a claim about something the question does not "
                         "mention: the rules cannot tell whether the verdict answers this question")
     return None
@@ -401,7 +404,10 @@ def _paraphrase(answer: str, correct: Sequence[str], incorrect: Sequence[str], o
     if best_i[0] >= cut:
         return Decision("wrong", f"a paraphrase of the incorrect {best_i[1]!r} ({name} {best_i[0]:.2f})", None,
                         best_i[0])
-    if den[0] >= max(cut, 0.6):
+    # denying an incorrect reference is right only where the incorrect ones do not take both sides ("Yes, only
+    # when …" and "No, always …": the answer is neither) and the negation is not the question's own
+    one_sided = len(_polarity(incorrect)) < 2 and not (question and claim(question).parity)
+    if den[0] >= max(cut, 0.6) and one_sided:
         return Decision("correct", f"denies the incorrect {den[1]!r} ({name} {den[0]:.2f}, opposite negation)",
                         None, den[0])
     if best_c[0] >= GREY:
