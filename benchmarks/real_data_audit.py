@@ -47,8 +47,9 @@ GRADES = ("correct", "wrong", "refused", "uncertain", "other")
 OLD_COMMIT = "ab7cf42bc08a521f8d16c7253fe7de2cf0657d7e"
 #: the default grader before issue #21's third round of rules (tuned on dev and dev2; heldout was held out from it)
 PREVIOUS_COMMIT = "299287a53463a873b02869fe6bd07139d2fb9af1"
-#: the split labelled blind before the third round's tuning, never tuned on: shown as a row of its own
-FRESH_SPLIT = "heldout2"
+#: splits labelled blind, each before a round of tuning: shown as rows of their own (heldout2 was tuned on in the
+#: fourth round, after its one look; heldout3 never was)
+FRESH_SPLITS = ("heldout2", "heldout3")
 LEVEL, N_BOOT, SEED = 0.95, 2000, 0
 #: grading code run under ``PYTHONPATH=<a git archive of the commit>``: JSON lines {item, answer} in, labels out
 _GRADE_SNIPPET = """
@@ -123,7 +124,7 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
                "previous": {"name": "strict", "commit": PREVIOUS_COMMIT, "what": "the default before the third "
                             "round of issue #21; tuned on dev, dev2", "uncertain_label": True, "rows": []},
                "current": {"name": current.name, "commit": _commit(), "what": "the current default QAGrader(); tuned "
-                           "on dev, dev2, heldout; heldout2 labelled blind, never tuned on", "uncertain_label": True,
+                           "on dev, dev2, heldout, heldout2; heldout3 labelled blind, never tuned on", "uncertain_label": True,
                            "rows": []}}
     for key, g in graders.items():
         g["counts"] = {ds: {split: confusion([h["label"] for h, r in zip(hand, rows, strict=True) if
@@ -270,7 +271,7 @@ def audit_lines(audit: dict[str, Any] | None, hassum: dict[str, Any] | None = No
     datasets = list(next(iter(audit["graders"].values()))["counts"])
     for ds in datasets:
         for grader in audit["graders"]:
-            fresh = ((FRESH_SPLIT,),) if pooled(audit, grader, ds, [FRESH_SPLIT]).sum() else ()
+            fresh = tuple((f,) for f in FRESH_SPLITS if pooled(audit, grader, ds, [f]).sum())
             for use in dict.fromkeys((("heldout",), tuple(splits), *fresh)):
                 lines.append(_audit_row(audit, grader, ds, list(use)))
     lines += ["", f"**Corrected accuracy** (the column beside the raw accuracy above): Rogan–Gladen, "
@@ -293,9 +294,9 @@ def _why_splits(splits: list[str]) -> str:
         return ""
     return ("dev2 is added to heldout because the held-out labels hold few truly right TruthfulQA answers (the Se "
             "column); the old grader's rules predate every label, so dev2 was never tuned on for it, while the "
-            "previous grader was tuned on dev2 and the current one on dev2 and heldout (their heldout + dev2 rows "
-            "flatter them; the honest rows are the previous grader's heldout and the current grader's "
-            f"{FRESH_SPLIT}).")
+            "previous grader was tuned on dev2 and the current one on dev2, heldout and heldout2 (their heldout + dev2 rows "
+            f"flatter them; the honest rows are the previous grader's heldout and the current grader's "
+            f"{FRESH_SPLITS[-1]}).")
 
 
 # --- command line -------------------------------------------------------------------------------------------------
