@@ -29,7 +29,10 @@ the matter unclear is no verdict; a concession ("While X is a fine game, …") i
 Paraphrases: "nothing happens" / "has no effect" / "makes no difference" are one concept, "there is no such X"
 denies the question's premise as a reference that only negates the question does, "That's a myth/lie" is a "no";
 a clause that states a condition ("if you …") and a question the answer quotes assert nothing; one shared word of a
-two-word reference is no paraphrase unless it is that reference's proper name.
+two-word reference is no paraphrase unless it is that reference's proper name. Fourth round: contractions are
+written out ("I'm" = "I am"); denying an incorrect reference counts only where the incorrect references do not take
+both sides and the negation is not the question's own; a verdict in a clause of its own is checked against a
+restatement that follows it.
 Where the evidence is weak or conflicting the label is ``uncertain``: the offline rules cannot decide, a person
 (or the ``llm`` grader) should. Linear in the answer's length.
 """
