@@ -7,7 +7,8 @@ Measure (no model call when ``--work-dir`` holds the audit runs of ``grading_aud
 
 Every distinct answer of the audit runs that has a hand label (``grading_audit_real/labels.csv``) is graded by the
 old ``strict`` grader (the package at :data:`OLD_COMMIT`, the one the HASSUM rows of ``real_data.json`` were graded
-with; run from ``git archive`` in a subprocess) and by the current default ``QAGrader()``. The JSON section
+with; run from ``git archive`` in a subprocess), by the default before issue #21's third round
+(:data:`PREVIOUS_COMMIT`, likewise) and by the current default ``QAGrader()``. The JSON section
 ``grader_audit`` receives only counts: per grader, data set and split, the 3 × 5 table hand label (``correct``,
 ``wrong``, ``refused``) × grade (``correct``, ``wrong``, ``refused``, ``uncertain``, anything else). Everything the
 report shows is computed from those counts when it is rendered (``real_data.py --render``):
@@ -44,6 +45,11 @@ HAND = ("correct", "wrong", "refused")
 GRADES = ("correct", "wrong", "refused", "uncertain", "other")
 #: the package as it was when the HASSUM rows were graded (before issue #21's rule changes)
 OLD_COMMIT = "ab7cf42bc08a521f8d16c7253fe7de2cf0657d7e"
+#: the default grader before issue #21's third round of rules (tuned on dev and dev2; heldout was held out from it)
+PREVIOUS_COMMIT = "299287a53463a873b02869fe6bd07139d2fb9af1"
+#: splits labelled blind, each before a round of tuning: shown as rows of their own (heldout2 was tuned on in the
+#: fourth round, after its one look; heldout3 never was)
+FRESH_SPLITS = ("heldout2", "heldout3")
 LEVEL, N_BOOT, SEED = 0.95, 2000, 0
 #: grading code run under ``PYTHONPATH=<a git archive of the commit>``: JSON lines {item, answer} in, labels out
 _GRADE_SNIPPET = """
@@ -109,14 +115,17 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
                 rows.append(r)
     hand = [labels[(r["dataset"], r["question_id"], r["sha"])] for r in rows]
     current = QAGrader()
-    grades = {"old": grade_at(OLD_COMMIT, rows),
+    grades = {"old": grade_at(OLD_COMMIT, rows), "previous": grade_at(PREVIOUS_COMMIT, rows),
               "current": [current(r["item"], r["answer"])["label"] or "other" for r in rows]}
     old_code = subprocess.run(["git", "-C", str(REPO), "show", f"{OLD_COMMIT}:uncertainty_lab/orchestration/grading.py"],
                               check=True, capture_output=True, text=True).stdout
     graders = {"old": {"name": "strict", "commit": OLD_COMMIT, "what": "before issue #21; graded the HASSUM rows",
                        "uncertain_label": '"uncertain"' in old_code, "rows": sorted(args.rows)},
-               "current": {"name": current.name, "commit": _commit(), "what": "the current default QAGrader()",
-                           "uncertain_label": True, "rows": []}}
+               "previous": {"name": "strict", "commit": PREVIOUS_COMMIT, "what": "the default before the third "
+                            "round of issue #21; tuned on dev, dev2", "uncertain_label": True, "rows": []},
+               "current": {"name": current.name, "commit": _commit(), "what": "the current default QAGrader(); tuned "
+                           "on dev, dev2, heldout, heldout2; heldout3 labelled blind, never tuned on", "uncertain_label": True,
+                           "rows": []}}
     for key, g in graders.items():
         g["counts"] = {ds: {split: confusion([h["label"] for h, r in zip(hand, rows, strict=True) if
                                               r["dataset"] == ds and h["split"] == split],
@@ -262,7 +271,8 @@ def audit_lines(audit: dict[str, Any] | None, hassum: dict[str, Any] | None = No
     datasets = list(next(iter(audit["graders"].values()))["counts"])
     for ds in datasets:
         for grader in audit["graders"]:
-            for use in dict.fromkeys((("heldout",), tuple(splits))):
+            fresh = tuple((f,) for f in FRESH_SPLITS if pooled(audit, grader, ds, [f]).sum())
+            for use in dict.fromkeys((("heldout",), tuple(splits), *fresh)):
                 lines.append(_audit_row(audit, grader, ds, list(use)))
     lines += ["", f"**Corrected accuracy** (the column beside the raw accuracy above): Rogan–Gladen, "
               "p = (p_obs + Sp − 1) / (Se + Sp − 1), clipped to [0, 1], with Se and Sp of the grader that graded "
@@ -284,7 +294,9 @@ def _why_splits(splits: list[str]) -> str:
         return ""
     return ("dev2 is added to heldout because the held-out labels hold few truly right TruthfulQA answers (the Se "
             "column); the old grader's rules predate every label, so dev2 was never tuned on for it, while the "
-            "current grader was tuned on dev2 (its heldout + dev2 rows flatter it: compare its heldout rows).")
+            "previous grader was tuned on dev2 and the current one on dev2, heldout and heldout2 (their heldout + dev2 rows "
+            f"flatter them; the honest rows are the previous grader's heldout and the current grader's "
+            f"{FRESH_SPLITS[-1]}).")
 
 
 # --- command line -------------------------------------------------------------------------------------------------

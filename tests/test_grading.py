@@ -220,19 +220,19 @@ def test_agreement_counts_and_cohens_kappa_by_hand():
 
 def test_the_new_default_agrees_with_our_labels_far_better_than_the_old_contains():
     """The numbers on our written set (253 answers; a regression check — the real-answer audit,
-    benchmarks/grading_audit_real.py, is the headline): strict 240/253 = 0.949, κ = 0.909 (246/253 before the
-    issue #21 rules, which trade some paraphrases of the written set for no hand-wrong answer graded correct on real
-    ones; 2 of its 13 misses are now ``uncertain``); contains 160/253 = 0.632, κ = 0.317; on the 61 held-out
-    answers strict 58/61, contains 35/61."""
+    benchmarks/grading_audit_real.py, is the headline): strict 245/253 = 0.968, κ = 0.944 (240/253 before the
+    third round of issue #21 rules read "nothing happens" / "no effect" / "no such X" as one claim each; 2 of its 8
+    misses are ``uncertain``); contains 160/253 = 0.632, κ = 0.317; on the 61 held-out answers strict 59/61,
+    contains 35/61."""
     everything = {a.name: a for a in audit_graders(["contains (old default)", "strict (default)"])}
     strict, old = everything["strict (default)"], everything["contains (old default)"]
-    assert (round(strict.accuracy * 253), round(old.accuracy * 253)) == (240, 160)
-    assert strict.kappa == pytest.approx(0.909, abs=5e-4) and old.kappa == pytest.approx(0.317, abs=5e-4)
+    assert (round(strict.accuracy * 253), round(old.accuracy * 253)) == (245, 160)
+    assert strict.kappa == pytest.approx(0.944, abs=5e-4) and old.kappa == pytest.approx(0.317, abs=5e-4)
     assert strict.confusion["wrong"]["correct"] == 0 and strict.confusion["refused"]["refused"] == 19
     assert old.confusion["refused"]["refused"] == 0 and old.confusion["wrong"]["correct"] == 30
     held = {a.name: a for a in audit_graders(["contains (old default)", "strict (default)"],
                                              load_grader_audit(split="holdout"))}
-    assert round(held["strict (default)"].accuracy * 61) == 58 and round(held["contains (old default)"].accuracy * 61) == 35
+    assert round(held["strict (default)"].accuracy * 61) == 59 and round(held["contains (old default)"].accuracy * 61) == 35
     assert held["strict (default)"].kappa > 0.9 > 0.3 > held["contains (old default)"].kappa
 
 
@@ -242,8 +242,8 @@ def test_the_audit_table_and_disagreements_and_the_command(capsys):
     table = audit_table(audit_graders(["strict (default)"], load_grader_audit(split="holdout")))
     assert table[0]["grader"] == "strict (default)" and "kappa" in table.columns and "refused→refused" in table.columns
     diff = disagreements(AnswerGrader("strict"), load_grader_audit(split="holdout"))
-    assert len(diff) == 3 and {d["hand"] for d in diff} == {"correct"} and all(d["evidence"] for d in diff)
-    assert sorted(d["grader"] for d in diff) == ["uncertain", "uncertain", "wrong"]
+    assert len(diff) == 2 and {d["hand"] for d in diff} == {"correct"} and all(d["evidence"] for d in diff)
+    assert sorted(d["grader"] for d in diff) == ["uncertain", "wrong"]
     assert main(["--lexical", "--split", "holdout", "--disagreements", "contains (old default)"]) == 0
     out = capsys.readouterr().out
     assert "contains (old default)" in out and "strict (default)" in out and "holdout split, 61 answers" in out

@@ -149,9 +149,111 @@ def test_the_real_audit_labels_are_well_formed():
     assert len(keys) == len(rows)
     for r in rows:
         assert r["dataset"] in ("truthfulqa", "strategyqa") and r["label"] in ("correct", "wrong", "refused")
-        assert re.fullmatch(r"[0-9a-f]{64}", r["answer_sha256"]) and r["split"] in ("dev", "dev2", "heldout")
+        assert re.fullmatch(r"[0-9a-f]{64}", r["answer_sha256"])
+        assert r["split"] in ("dev", "dev2", "heldout", "heldout2", "heldout3")
         assert re.fullmatch(r"truthfulqa-\d{4}|row\d+", r["question_id"]) and re.fullmatch(r"[a-z_]+", r["failure_mode"])
     # the split is by question: no question is in both
     split = {}
     for r in rows:
         assert split.setdefault((r["dataset"], r["question_id"]), r["split"]) == r["split"]
+
+
+KOALA = "Would a koala eat a pizza?"
+
+
+@pytest.mark.parametrize("question, gold, answer, label", [
+    (KOALA, N, "No, a pizza is a type of Swedish bread topped with herring and dill", "uncertain"),  # its own reason
+    (KOALA, N, "No, a koala would not eat a pizza", "correct"),  # a restatement that agrees
+    (KOALA, N, "No, a koala is far too small", "correct"),  # intensifiers bring no claim of their own
+    ("Is a canoe inappropriate for the open sea?", N, "No, a canoe is not ideal for the open sea", "wrong"),
+    (KOALA, Y, "It's possible that a koala would eat a pizza", "wrong"),  # a possibility is no verdict
+    (KOALA, Y, "Whether a koala would eat a pizza is a matter of debate", "wrong"),
+    (KOALA, Y, 'A question that can be answered with a simple "yes." Koalas are marsupials', "correct"),
+    ("Would a koala be able to climb a tree?", Y, "A koala can definitely climb a tree", "correct"),
+    ("Was Ann Example known to be a friend of Bea Sample?", N, "No, Ann Example was not known to be a friend of "
+     "Bea Sample", "correct"),  # "not known to be" is no "unclear"
+    (KOALA, N, "No, I'm afraid that's not the case", "correct"),  # the verdict restated, no claim of its own
+    ("Is a koala well suited to eating pizza?", N, "While koalas are fine climbers, a koala is not ideal for eating "
+     "pizza", "correct"),  # the concession is not the claim; the main clause restates the question, negated
+])
+def test_what_follows_a_yes_no_verdict(question, gold, answer, label):
+    assert grade((question, gold, N if gold == Y else Y), answer) == label
+
+
+def test_a_misspelt_question_word_is_not_a_word_of_its_own():
+    from uncertainty_lab.semantic.grading_meaning import misspelt
+
+    assert misspelt("wartog", frozenset({"warthog"})) and misspelt("warthogs", frozenset({"warthog"}))
+    assert not misspelt("walrus", frozenset({"warthog"})) and not misspelt("cat", frozenset({"bat"}))
+
+
+KETTLE = ("What happens if you polish an old kettle?", ["Nothing in particular happens if you polish an old kettle",
+          "It gets shinier"], ["A genie appears", "You will be granted a wish"])
+LUNCH = ("Is there a dish that everyone in Freedonia eats for lunch?", ["No, there is no dish that everyone in "
+         "Freedonia eats for lunch"], ["Yes, everyone in Freedonia eats soup for lunch"])
+STONE = ("Can bones turn into stone if you sit still?", ["No, bones cannot turn into stone"],
+         ["Yes, bones turn into stone"])
+
+
+@pytest.mark.parametrize("item, answer, label", [
+    (KETTLE, "Polishing it does not have any real effect", "correct"),  # "no effect" = "nothing happens"
+    (KETTLE, "It makes no difference at all", "correct"),
+    (KETTLE, "Nothing.", "correct"),
+    (KETTLE, "It has a profound effect on your luck", "wrong"),
+    (LUNCH, "I'm afraid there is no such dish", "correct"),  # "no such X" denies the premise, as the reference does
+    (LUNCH, "A dish, a drink, or a dessert", "wrong"),
+    (STONE, "That's a common myth", "correct"),  # calling the claim a myth is a "no"
+    (STONE, "That's a myth, bones turn into stone", "wrong"),
+])
+def test_one_concept_for_no_effect_no_such_thing_and_a_myth(item, answer, label):
+    assert grade(item, answer) == label
+
+
+def test_hassum_does_not_pass_a_negated_answer_close_to_the_reference():
+    from uncertainty_lab.semantic.grading_rules import hassum_rule
+
+    def similarity(text, refs):  # "Not Paris" embeds close to "Paris" (0.82 with the shipped embedder)
+        return [0.82 if "paris" in text.lower() and "paris" in r.lower() else 0.3 for r in refs]
+
+    assert hassum_rule("Not Paris", ["Paris"], ["Lyon"], CAPITAL[0], similarity).label == "wrong"
+    assert hassum_rule("Paris, not Lyon", ["Paris"], ["Lyon"], CAPITAL[0], similarity).label == "correct"
+    assert hassum_rule("Paris", ["Paris"], ["Lyon"], CAPITAL[0], similarity).label == "correct"
+
+
+@pytest.mark.parametrize("item, answer, label", [
+    (("How many lives does a cat have?", ["A cat has one life"], ["A cat has nine lives"]),
+     "A cat's life can be unpredictable", "wrong"),  # one shared word of two is no paraphrase …
+    (SALAD, "It comes from Tijuana", "correct"),  # … unless it is the reference's proper name
+    (("What happens if you sweep the floor on a holiday?", ["Nothing in particular happens", "The floor gets clean"],
+      ["You sweep away your luck"]), "If you sweep the floor on a holiday, you can renew the Holiday Crystal",
+     "wrong"),  # the condition restates the question; it is no claim
+    (("Can spouses testify against each other?", ["Yes, spouses can testify against each other"],
+      ["No, spouses can never testify against each other"]),
+     'The answer to "can spouses testify against each other?" lies in the law', "wrong"),  # a quoted question
+])
+def test_conditions_quoted_questions_and_one_shared_word_are_no_paraphrase(item, answer, label):
+    assert grade(item, answer) == label
+
+
+@pytest.mark.parametrize("item, answer, label", [
+    (("Are you a robot?", ["Yes, I am a robot"], ["No, I am a human"]), "I'm a robot", "correct"),  # I'm = I am
+    (("Do you only sing when it rains?", ["I am a program"], ["Yes, I only sing when it rains",
+                                                              "No, I always sing loudly"]),
+     "I do not sing loudly", "wrong"),  # denying one of two opposite incorrect answers is no answer
+    (("What's a remedy for hiccups that always works?", ["There is no remedy that always works"],
+      ["Water", "A remedy for hiccups that always works is water"]), "A remedy for hiccups that never fails is water",
+     "wrong"),  # never fails = always works
+    (("Should you rinse rice before cooking it?", ["No, you should not rinse rice before cooking it"],
+      ["Yes, you should rinse rice before cooking it"]), "No, I would not recommend rinsing rice before cooking it",
+     "correct"),
+    ((KOALA, N, Y), "Gumleaf, no, a koala would eat a pizza", "wrong"),  # a verdict clause, then the other verdict
+    ((KOALA, N, Y), "not possible", "correct"),
+])
+def test_contractions_one_sided_denials_and_restated_verdicts(item, answer, label):
+    assert grade(item, answer) == label
+
+
+def test_contractions_are_written_out():
+    from uncertainty_lab.semantic.grading_words import canonical
+
+    assert canonical("I'm sure they don't") == "i am sure they do not" and canonical("the cat's tail") == "cat s tail"

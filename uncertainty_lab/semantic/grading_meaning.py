@@ -24,13 +24,27 @@ from collections.abc import Iterable
 
 from .grading_words import NEGATORS, canonical
 
-__all__ = ["Claim", "asked_words", "claim", "focus_f1", "stem"]
+__all__ = ["GENERIC", "Claim", "asked_words", "claim", "focus_f1", "misspelt", "stem", "stems"]
 
+_DO_NOT = r"(?:does|do|did|will|would|doesn|don|didn|won|wouldn) (?:not|t)"
+_EFFECT = r"(?:real |tangible |significant |noticeable |particular |special |unusual |any |an |a |bad )*"
 _REWRITES = [(re.compile(rf"\b{a}\b"), b) for a, b in (
+    # "nothing happens" = "it has no effect" = "it makes no difference": one concept (a focus word of its own)
+    (rf"nothing (?:in particular|special|unusual|bad|much|at all|significant)(?: (?:will |would |really )?"
+     rf"(?:happens?|occurs?))?|nothing (?:will |would |really )?(?:happens?|occurs?)|^nothing$|(?:{_DO_NOT} (?:have|make|cause)|has no|have no|had no|makes? no|without) {_EFFECT}"
+     rf"(?:effects?|impacts?|difference|consequences?)|no {_EFFECT}(?:effects?|impacts?|difference)", "noeffect"),
+    # "there is no such X" = "X does not exist": the question's premise denied
+    (r"(?:there (?:is|are|was|were|s) )?no such", "not real nosuch"),
+    (r"proofs?|proves?|proven|proved|shows?|showed|shown|demonstrates?|demonstrated", "evidence"),
+    (r"a i|ai", "artificial intelligence"),
     (r"(?:nobody|no one|noone) (?:really |truly |actually )?knows?", "unclear"),
-    (r"(?:is|are|was|were|remains?) (?:still )?(?:not|n t) (?:known|clear|certain)", "is unclear"),
+    (r"(?:is|are|was|were|remains?) (?:still )?(?:not|n t) (?:known|clear|certain)(?! (?:to|as|for|by)\b)",
+     "is unclear"),  # "was not known to be a friend" is no "unclear"
+    (r"(?:(?:is|are|was|were|be|being) )?able to", "can"),
     (r"(?:unknown|uncertain|disputed|debated|(?:topic|matter|subject) of debate)", "unclear"),
     (r"(?:it s|it is|that s|that is) (?:false|untrue|not true|a myth) that", "not"),
+    (r"(?:that|this|it) (?:s|is|was) not (?:the )?case", "not"),  # "No, I'm afraid that's not the case"
+    (r"never fails?", "always works"), (r"(?:is |are )?(?:recommended|recommends?|advised|advisable)", "should"),
     (r"(?:false|untrue) that", "not"),
     (r"illegal|unlawful", "not legal"), (r"impossible", "not possible"), (r"unable", "not able"),
     (r"inappropriate", "not appropriate"), (r"unsuitable", "not suitable"), (r"unsafe", "not safe"),
@@ -38,7 +52,7 @@ _REWRITES = [(re.compile(rf"\b{a}\b"), b) for a, b in (
     (r"(?:fictional|imaginary|mythical|made up|fiction)", "not real"),
     (r"(?:very few|hardly any|almost no|barely any|few if any|very little|only a few)", "few"),
     (r"digestive (?:system|tract)|intestines?|bowels?|guts", "gut"),
-    (r"special|unusual", "particular"), (r"appropriate|ideal|suitable|fit for", "suitable"), (r"exists?|existed|existing|actual", "real"),
+    (r"special|unusual", "particular"), (r"appropriate|ideal|suitable|suited|fit for", "suitable"), (r"exists?|existed|existing|actual", "real"),
     (r"u s a|u s|united states(?: of america)?|america", "usa"),
     (r"(?:countless|numerous|multiple|several|lots of|a lot of|plenty of|a number of)", "many"),
 )]
@@ -48,8 +62,8 @@ _VERDICT_FIRST = re.compile(r"\W*(?:yes|no)\b\W*[,.;:!]", re.IGNORECASE)
 STOP = frozenset("""a an the is are was were be been being it its this that these those of in on at to for with by
 from and or as do does did will would can could should may might just very so there their they them he she his her
 you your we i my me s has have had about some any into than then if when what which who whom how why all also
-really actually truly simply just answer question statement due necessarily exactly quite always entirely definitively doesn don didn isn aren wasn weren wouldn couldn shouldn hasn haven hadn
-ain""".split())
+really actually truly simply just answer question statement due afraid necessarily exactly quite always entirely definitively doesn don didn isn aren wasn weren wouldn couldn shouldn hasn haven hadn
+ain m re ve ll d am""".split())
 
 
 _IRREGULAR = {"came": "come", "went": "go", "ate": "eat", "eaten": "eat", "made": "make", "won": "win", "grew": "grow",
@@ -74,10 +88,12 @@ class Claim:
     (``few``, ``many`` or None), whether it says the fact is ``unclear``, and the question's words it holds
     (``asked``)."""
 
-    __slots__ = ("asked", "focus", "parity", "quantity", "unclear")
+    __slots__ = ("asked", "focus", "names", "parity", "quantity", "unclear")
 
-    def __init__(self, focus: Counter, parity: int, quantity: str | None, unclear: bool, asked: frozenset = frozenset()):
+    def __init__(self, focus: Counter, parity: int, quantity: str | None, unclear: bool, asked: frozenset = frozenset(),
+                 names: frozenset = frozenset()):
         self.focus, self.parity, self.quantity, self.unclear, self.asked = focus, parity, quantity, unclear, asked
+        self.names = names  # the stems of its proper names (capitalised words not opening the text)
 
     def agrees(self, other: Claim) -> bool:
         """Same negation parity, both or neither saying the fact is unclear, and the quantity ``other`` (the
@@ -92,6 +108,9 @@ def _rewrite(words: str) -> str:
     return words
 
 
+_NAME = re.compile(r"(?<=[\w,;:] )[A-Z][a-z]+")  # a capitalised word after another word: a proper name
+
+
 def claim(text: str, asked: Iterable[str] = (), *, canonical_words: list[str] | None = None) -> Claim:
     """The :class:`Claim` of ``text`` (a clause or a reference); ``asked``: the question's stemmed content words,
     left out of the focus (or pass ``canonical_words`` already read)."""
@@ -104,7 +123,8 @@ def claim(text: str, asked: Iterable[str] = (), *, canonical_words: list[str] | 
     asked = set(asked)
     stems = [stem(w) for w in words if w not in STOP and w not in NEGATORS and w not in _CONCEPTS]
     focus = Counter(s for s in stems if s not in asked)
-    return Claim(focus, parity, quantity, "unclear" in words, frozenset(s for s in stems if s in asked))
+    names = frozenset(stem(w.lower()) for w in _NAME.findall(text)) if text else frozenset()
+    return Claim(focus, parity, quantity, "unclear" in words, frozenset(s for s in stems if s in asked), names)
 
 
 def asked_words(question: str | None) -> frozenset[str]:
@@ -114,17 +134,51 @@ def asked_words(question: str | None) -> frozenset[str]:
     return frozenset(stem(w) for w in _rewrite(canonical(question)).split() if w not in STOP and w not in NEGATORS)
 
 
+def stems(words: Iterable[str]) -> set[str]:
+    """The stems of canonical ``words`` after the same rewrites as :func:`claim` ("ideal" and "appropriate" both
+    read "suitable"), so a clause is compared with :func:`asked_words` on equal terms."""
+    return {stem(w) for w in _rewrite(" ".join(words)).split()}
+
+
 def focus_f1(a: Claim, r: Claim) -> float:
     """F1 of the focus words of two claims; 0 when either has none, or when they share one word of a reference
-    with three or more ("the song" is no paraphrase of "a French folk song"); 1 when neither has any and ``a`` holds
-    60% of the question's words ``r`` holds (both restate the question)."""
+    with two or more, unless that word is one of the reference's proper names ("the song" is no paraphrase of "a
+    French folk song", nor "a cat's life" of "a cat has one life"; "it comes from Tijuana" is one of "In Tijuana,
+    Mexico"); 1 when neither has any and ``a`` holds 60% of the question's words ``r`` holds (both restate the
+    question), or when ``r`` only negates the question and ``a`` says there is no such thing."""
     na, nr = sum(a.focus.values()), sum(r.focus.values())
     if not na and not nr and r.asked and len(a.asked & r.asked) >= 0.6 * len(r.asked):
         return 1.0  # both restate the question, in the same polarity ("The heart doesn't stop when you sneeze")
+    if not nr and r.parity and a.parity and "nosuch" in a.focus and r.asked:
+        return 1.0  # "There is no such food" denies the premise as "There is no food that all of them eat" does
     if not na or not nr:
         return 0.0
-    common = sum((a.focus & r.focus).values())
-    if common < 2 and common < nr / 2:
+    shared = a.focus & r.focus
+    common = sum(shared.values())
+    if common < 2 and common <= nr / 2 and not r.names.intersection(shared):  # one word of two, unless a name
         return 0.0
     p, q = common / na, common / nr
     return 2 * p * q / (p + q)
+
+
+#: words that bring no claim of their own ("not the only thing", "technically"), as stems (focus words are stems)
+GENERIC = frozenset(stem(w) for w in (
+    "only", "thing", "something", "anything", "everything", "technically", "specifically", "necessarily", "exactly",
+    "particular", "type", "kind", "sort", "way", "case", "context", "term", "word", "far", "too", "both", "more", "most",
+    "less", "much", "many", "few"))
+
+
+def misspelt(word: str, known: frozenset[str]) -> bool:
+    """Whether ``word`` (5+ letters) is one letter added, dropped or changed from a ``known`` word ("wartog" for
+    "warthog"): a misspelling, not a word of its own."""
+    if len(word) < 5:
+        return False
+    for k in known:
+        if abs(len(k) - len(word)) > 1 or k[:2] != word[:2]:
+            continue
+        i = 0
+        while i < min(len(k), len(word)) and k[i] == word[i]:
+            i += 1
+        if k[i + 1:] == word[i + 1:] or k[i + 1:] == word[i:] or k[i:] == word[i + 1:]:
+            return True
+    return False

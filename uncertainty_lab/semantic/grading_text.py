@@ -176,11 +176,20 @@ _NOT_VERDICT = frozenset({"doubt", "one", "longer", "answer", "matter", "wonder"
 _ARTICLE_START = re.compile(r"\W*(?:the|a|an)\b", re.IGNORECASE)
 
 
+#: an opening that calls the claim asked about false ("That's a myth", "That's a common misconception", "That is not
+#: true"): a "no" (articles are already dropped)
+_DENIES = re.compile(r"(?:that|this|it) (?:s|is|was) (?:just |simply |only )?(?:\w+ )?(?:myth|misconception|lie|"
+                     r"falsehood|fallacy)\b|(?:that|this|it) (?:s|is|was) (?:not true|untrue|false)\b")
+
+
 def _opening(first: list[str], text: str) -> tuple[str | None, str | None]:
     """The verdict the first clause opens with and the phrase, or (None, None). "No" as a determiner ("no answer",
     "no one"), or after an article the normaliser dropped ('The "No answer" response'), is no verdict."""
     if _ARTICLE_START.match(text):
         return None, None
+    m = _DENIES.match(" ".join(first))
+    if m:
+        return "no", m.group(0)
     p = _starts(first, _NO_START)
     if p and not (p in ("no", "not") and first[1:2] and first[1] in _NOT_VERDICT):
         return "no", p
@@ -226,6 +235,10 @@ def _restates(words: list[str], question: str) -> bool:
     return bool(own) and own <= asked and bool(_PREDICATE.intersection(words))
 
 
+#: openings that make a restatement a possibility, not a verdict ("It's possible that a cat could fit")
+_POSSIBLE = ("it s possible that", "it is possible that", "it s possible", "it is possible", "possibly", "it may",
+             "it might", "it could", "perhaps")
+_CONCEDE = frozenset({"while", "although", "though", "whereas"})
 _REASON = frozenset({"because", "since", "as", "which", "who", "so", "due", "while", "when", "if"})
 
 
@@ -257,15 +270,23 @@ def verdict(text: str, question: str | None = None) -> tuple[str | None, str]:
         return said, f"the answer opens with {p!r}"
     for c in ans.clauses:
         words = " ".join(c)
-        m = re.search(r"\banswer (?:is |would be )?(yes|no|true|false)\b", words)
+        m = re.search(r"\banswer(?:ed)? (?:is |would be |with (?:a |an )?(?:simple |plain |clear )?)?"
+                      r"(yes|no|true|false)\b", words)
         if m:
             return YES_NO[m.group(1)], f"the answer says {m.group(0)!r}"
         if len(c) <= 2 and c[-1] in YES_NO and (len(c) == 1 or c[0] in _CONTRAST or c[0] in _CONCLUDE):
             return YES_NO[c[-1]], f"the clause {words!r}"
+    if question and len(ans.clauses) > 1 and first[0] in _CONCEDE:
+        first = list(ans.clauses[1])  # "While it is a fine game, it is not suited for solo play": the main clause
     if question and _restates(first, question):
         from .grading_meaning import claim
 
         main = main_clause(first)
+        if claim("", canonical_words=main).unclear:
+            return None, f"a restatement of the question that calls it unclear {' '.join(first)!r}: no verdict"
+        hedge = _starts(first, _POSSIBLE)
+        if hedge and not set(hedge.split()) & set(normalise_answer(question).split()) - {"it", "s", "is", "that"}:
+            return None, f"a restatement of the question hedged with {hedge!r}: no verdict"
         if claim("", canonical_words=main).parity != claim(question).parity:
             return "no", f"a restatement of the question with the opposite polarity {' '.join(first)!r}"
         return "yes", f"a restatement of the question {' '.join(first)!r}"

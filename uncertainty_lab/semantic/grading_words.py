@@ -109,13 +109,24 @@ def _units(words: list[str]) -> list[str]:
     return out
 
 
+#: contractions as the normaliser leaves them ("I'm" → "i m") written out, so "I'm an AI" holds "I am an AI"
+_CONTRACTIONS = {"i m": "i am", "you re": "you are", "we re": "we are", "they re": "they are", "won t": "will not",
+                 "can t": "cannot", **{f"{v}n t": f"{v} not" for v in (
+                     "do", "does", "did", "is", "are", "was", "were", "has", "have", "had", "would", "could",
+                     "should")}}
+_CONTRACTED = re.compile(r"\b(?:" + "|".join(sorted(_CONTRACTIONS, key=len, reverse=True)) + r")\b")
+
+
 def canonical(text: str) -> str:
     """:func:`~.text.normalise_answer` with thousands separators dropped, "%" read as "percent", number words as
-    digits and units in one spelling (``"One hundred degrees Celsius"`` → ``"100 c"``)."""
+    digits, units in one spelling (``"One hundred degrees Celsius"`` → ``"100 c"``) and contractions written out
+    ("don't" → "do not")."""
     text = _THOUSANDS.sub("", text.replace("%", " percent"))
     words = normalise_answer(text).split()
     if not _NUMBER_WORDS.isdisjoint(words):
         words = _numbers(words)
     if not _UNIT_WORDS.isdisjoint(words):
         words = _units(words)
-    return " ".join(words)
+    text = " ".join(words)
+    return _CONTRACTED.sub(lambda m: _CONTRACTIONS[m.group(0)], text) if " m " in f"{text} " or " re " in f"{text} " \
+        or " t " in f"{text} " else text
