@@ -162,7 +162,7 @@ KOALA = "Would a koala eat a pizza?"
 
 
 @pytest.mark.parametrize("question, gold, answer, label", [
-    (KOALA, N, "No, a pizza is a type of Swedish bread topped with herring and dill", "uncertain"),  # its own reason
+    (KOALA, N, "No, a pizza is a type of Swedish bread topped with herring and dill", "correct"),  # reasons unchecked
     (KOALA, N, "No, a koala would not eat a pizza", "correct"),  # a restatement that agrees
     (KOALA, N, "No, a koala is far too small", "correct"),  # intensifiers bring no claim of their own
     ("Is a canoe inappropriate for the open sea?", N, "No, a canoe is not ideal for the open sea", "wrong"),
@@ -178,13 +178,6 @@ KOALA = "Would a koala eat a pizza?"
 ])
 def test_what_follows_a_yes_no_verdict(question, gold, answer, label):
     assert grade((question, gold, N if gold == Y else Y), answer) == label
-
-
-def test_a_misspelt_question_word_is_not_a_word_of_its_own():
-    from uncertainty_lab.semantic.grading_meaning import misspelt
-
-    assert misspelt("wartog", frozenset({"warthog"})) and misspelt("warthogs", frozenset({"warthog"}))
-    assert not misspelt("walrus", frozenset({"warthog"})) and not misspelt("cat", frozenset({"bat"}))
 
 
 KETTLE = ("What happens if you polish an old kettle?", ["Nothing in particular happens if you polish an old kettle",

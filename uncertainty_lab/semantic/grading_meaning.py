@@ -24,7 +24,7 @@ from collections.abc import Iterable
 
 from .grading_words import NEGATORS, canonical
 
-__all__ = ["GENERIC", "Claim", "asked_words", "claim", "focus_f1", "misspelt", "stem", "stems"]
+__all__ = ["Claim", "asked_words", "claim", "focus_f1", "stem", "stems"]
 
 _DO_NOT = r"(?:does|do|did|will|would|doesn|don|didn|won|wouldn) (?:not|t)"
 _EFFECT = r"(?:real |tangible |significant |noticeable |particular |special |unusual |any |an |a |bad )*"
@@ -159,26 +159,3 @@ def focus_f1(a: Claim, r: Claim) -> float:
         return 0.0
     p, q = common / na, common / nr
     return 2 * p * q / (p + q)
-
-
-#: words that bring no claim of their own ("not the only thing", "technically"), as stems (focus words are stems)
-GENERIC = frozenset(stem(w) for w in (
-    "only", "thing", "something", "anything", "everything", "technically", "specifically", "necessarily", "exactly",
-    "particular", "type", "kind", "sort", "way", "case", "context", "term", "word", "far", "too", "both", "more", "most",
-    "less", "much", "many", "few"))
-
-
-def misspelt(word: str, known: frozenset[str]) -> bool:
-    """Whether ``word`` (5+ letters) is one letter added, dropped or changed from a ``known`` word ("wartog" for
-    "warthog"): a misspelling, not a word of its own."""
-    if len(word) < 5:
-        return False
-    for k in known:
-        if abs(len(k) - len(word)) > 1 or k[:2] != word[:2]:
-            continue
-        i = 0
-        while i < min(len(k), len(word)) and k[i] == word[i]:
-            i += 1
-        if k[i + 1:] == word[i + 1:] or k[i + 1:] == word[i:] or k[i:] == word[i + 1:]:
-            return True
-    return False

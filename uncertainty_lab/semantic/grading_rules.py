@@ -22,10 +22,10 @@ must open the answer and not be contradicted ("Yes and no." has none); a referen
 word but goes on to say something no reference supports ("No, reindeer don't exist") is ``uncertain``; and the
 paraphrase step compares claims (:mod:`.grading_meaning`: negation parity with opposite-meaning words —
 illegal, false that, fictional — and quantity — few/many — must agree; F1 on the words the question does not hold).
-The third round (issue #21, real answers again): after a right yes/no verdict, a clause that brings
-:data:`REASON_WORDS` content words of its own and does not restate the question ("No, paella is an Italian dish of
-seafood") is a reason the rules cannot check → ``uncertain``; a restatement hedged with "it's possible" or calling
-the matter unclear is no verdict; a concession ("While X is a fine game, …") is skipped for the main clause.
+The third round (issue #21, real answers again): a restatement hedged with "it's possible" or calling
+the matter unclear is no verdict (a reason of the answer's own after a right verdict — "No, paella is an Italian
+dish of seafood" — stays graded by its verdict: marking it ``uncertain`` lowered κ on every held-out split, since
+the model's reasons are as often true as false); a concession ("While X is a fine game, …") is skipped for the main clause.
 Paraphrases: "nothing happens" / "has no effect" / "makes no difference" are one concept, "there is no such X"
 denies the question's premise as a reference that only negates the question does, "That's a myth/lie" is a "no";
 a clause that states a condition ("if you …") and a question the answer quotes assert nothing; one shared word of a
@@ -45,7 +45,7 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from .grading_meaning import GENERIC, asked_words, claim, focus_f1, misspelt, stems
+from .grading_meaning import asked_words, claim, focus_f1, stems
 from .grading_text import (
     NEGATORS,
     RESTATES,
@@ -241,9 +241,6 @@ def _denies_existence(clauses: Sequence[Sequence[str]], texts: Sequence[str]) ->
                for cl in (claim("", canonical_words=list(c)) for c in (*clauses, joined)))
 
 
-#: a clause after a yes/no verdict that brings this many content words of its own (not the question's) and does not
-#: restate the question gives a reason the rules cannot check ("No, paella is an Italian dish of seafood")
-REASON_WORDS = 3
 #: words that only restate a verdict ("not possible", "not true")
 _RESTATED_VERDICT = frozenset({"possibl", "true", "correct"})
 _PRONOUN = frozenset({"it", "they", "he", "she", "this", "that", "these", "those", "there", "its", "their"})
@@ -268,8 +265,8 @@ def _consistent(answer: str, said: str, question: str | None, how: str) -> Decis
         return Decision("wrong", f"verdict {said!r}, then it denies that what the question asks about exists, which "
                         "the question does not say")
     asked, q_parity = asked_words(question), claim(question).parity
-    related, reason = False, None
-    for k, c in enumerate(rest):
+    related = False
+    for c in rest:
         cl = claim("", canonical_words=main_clause(c))
         if not cl.focus:
             continue
@@ -281,13 +278,6 @@ def _consistent(answer: str, said: str, question: str | None, how: str) -> Decis
                                 f"{implied!r} ({' '.join(c)!r}): it contradicts itself")
             return None
         related = related or bool(asked & held) or c[0] in _PRONOUN
-        own = {w for w in cl.focus if w not in asked and w not in GENERIC and not misspelt(w, asked)}
-        if reason is None and k not in contrast and len(own) >= REASON_WORDS:
-            reason = (c, sorted(own))
-    if reason is not None and related:
-        return Decision("uncertain", f"verdict {said!r}, then a reason of its own ({' '.join(reason[0])!r}: "
-                        f"{', '.join(reason[1][:4])}) that is no restatement of the question: the rules cannot "
-                        "tell whether it is true")
     # "No, but …": a contrast after a bare verdict qualifies it and is not read as its topic
     if not related and how.startswith("the answer opens") and any(
             set(claim("", canonical_words=c).focus) - _RESTATED_VERDICT for k, c in enumerate(rest) if k not in contrast):
