@@ -30,7 +30,7 @@ from pathlib import Path
 
 import nbformat
 
-from . import untrusted
+from .. import untrusted
 
 __all__ = [
     "CheckResult",
@@ -215,7 +215,7 @@ def grade(submission: str | Path, source: str | Path = "notebooks", *, env: dict
     """Grade ``submission`` against the notebook of the same name in ``source``: its check cells are replaced
     by the instructor's (hidden tests included), it runs in a fresh kernel in the submission's folder, and a
     check scores its points when its cell raised nothing. A check missing from the submission scores 0."""
-    from .tour import CELL_TIMEOUT, execute
+    from ..tour import CELL_TIMEOUT, execute
 
     submission = Path(submission)
     original = Path(source) / submission.name

@@ -1,0 +1,190 @@
+"""Grading one submission: a fresh working folder, the instructor's checks put back, a guarded kernel in replay mode.
+
+:func:`grade_submission` copies the student's notebook into a folder of its own (nothing of the student's folder is
+touched), replaces its check cells by the instructor's (hidden tests included) by ``grade_id``, drops the cells after
+the last check (cells run in order, so a later cell cannot change how a check went), puts a hidden first cell that
+installs :mod:`.guard`, and runs it in a fresh kernel with ``UL_LLM=replay`` on its own copy of the class recording,
+a per-cell timeout (a cell that runs over is interrupted and the next cell runs; after :data:`MAX_TIMEOUTS` the
+kernel is stopped). The outcome is a plain dict (the per-submission result file's body): one entry per check
+with ``points``, ``status`` and ``reason``. A student's problem is a status, never an exception here.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+import time
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import nbformat
+
+from ..untrusted import excerpt
+from . import ClassroomError, _meta, read_submission
+
+__all__ = ["MAX_TIMEOUTS", "STATUSES", "grade_submission", "checks_of"]
+
+#: cells that may time out before the kernel is stopped (an interrupt the code ignores would cost a timeout a cell)
+MAX_TIMEOUTS = 2
+#: the largest file a submission may write (RLIMIT_FSIZE), bytes
+MAX_FILE_BYTES = 256 * 2**20
+#: a check's status: passed, or why it scored 0 (a problem in an earlier cell names the check's status too)
+STATUSES = ("passed", "failed", "missing", "timeout", "refused", "unrecorded", "not-run", "unreadable", "grader-error")
+#: errors that name a problem rather than a wrong answer (the grader interrupts a cell only when it runs over)
+_KIND = {"CellTimeoutError": "timeout", "KeyboardInterrupt": "timeout", "SubmissionRefused": "refused",
+         "ReplayMissError": "unrecorded"}
+_REASON_CHARS = 2000
+
+
+def checks_of(teacher: nbformat.NotebookNode, graded: list) -> dict[str, tuple[str, float]]:
+    """``{grade_id: (instructor source, points)}`` of the instructor notebook's checks."""
+    return {g.grade_id: (teacher.cells[g.index].source, g.points) for g in graded if g.role == "check"}
+
+
+def _prepared(nb: nbformat.NotebookNode, checks: dict[str, tuple[str, float]], guard: str) -> dict[str, int]:
+    """Put the instructor's checks into ``nb``, drop the cells after the last one, put ``guard`` first; returns the
+    index of each check cell found."""
+    where = {}
+    for i, cell in enumerate(nb.cells):
+        meta = _meta(cell)
+        if cell.cell_type == "code" and meta.get("grade") and meta.get("grade_id") in checks:
+            if meta["grade_id"] not in where:  # a duplicated check counts once, where it first is
+                cell.source = checks[meta["grade_id"]][0]
+                where[meta["grade_id"]] = i
+    last = max(where.values(), default=-1)
+    nb.cells = [nbformat.v4.new_code_cell(guard)] + nb.cells[: last + 1]
+    return {gid: i + 1 for gid, i in where.items()}
+
+
+def _guard_source(work: Path, log: Path, read: list[str], cpu_seconds: int) -> str:
+    return (f"from uncertainty_lab.classroom.guard import install as _ul_guard\n"
+            f"_ul_guard({str(work)!r}, read={tuple(read)!r}, log={str(log)!r}, cpu_seconds={cpu_seconds}, "
+            f"file_bytes={MAX_FILE_BYTES})\ndel _ul_guard")
+
+
+def _error(cell) -> tuple[str, str] | None:
+    """``(ename, "Name: value")`` of a cell's first error output, or None."""
+    for out in cell.get("outputs", []):
+        if out.get("output_type") == "error":
+            name = str(out.get("ename", "Error"))
+            text = f"{name}: {out.get('evalue', '')}"
+            if name == "KeyboardInterrupt":
+                text = "the cell ran over the time limit and was interrupted (KeyboardInterrupt)"
+            return name, excerpt(text, _REASON_CHARS, quote=False)
+    return None
+
+
+def _seconds(cell) -> float | None:
+    meta = cell.get("metadata", {}).get("execution", {})
+    try:
+        start = datetime.fromisoformat(meta["iopub.execute_input"].replace("Z", "+00:00"))
+        end = datetime.fromisoformat(meta["shell.execute_reply"].replace("Z", "+00:00"))
+    except (KeyError, ValueError, AttributeError):
+        return None
+    return round((end - start).total_seconds(), 2)
+
+
+def _check_rows(nb, where: dict[str, int], checks: dict, refusals: list[str], stopped: str) -> list[dict[str, Any]]:
+    """One row per instructor check, from the executed ``nb``."""
+    rows = []
+    for grade_id, (_, points) in checks.items():
+        row = {"grade_id": grade_id, "points": 0.0, "max_points": points, "status": "passed", "reason": ""}
+        rows.append(row)
+        if grade_id not in where:
+            row.update(status="missing", reason="the check cell was deleted from the submission")
+            continue
+        cell = nb.cells[where[grade_id]]
+        error = _error(cell)
+        earlier = next((e for c in nb.cells[1:where[grade_id]] if (e := _error(c)) and e[0] in _KIND), None)
+        if refusals:
+            row.update(status="refused", reason=f"{len(refusals)} access(es) refused; the first: the submission "
+                                                 f"{excerpt(refusals[0], 500, quote=False)}")
+        elif cell.get("execution_count") is None and not cell.get("outputs"):
+            row.update(status="not-run", reason=stopped or "the kernel stopped before this check")
+        elif error is None:
+            row["points"] = points
+        elif error[0] in _KIND:
+            row.update(status=_KIND[error[0]], reason=error[1])
+        elif earlier is not None:
+            row.update(status=_KIND[earlier[0]], reason=f"{earlier[1]} (in an earlier cell); then the check: {error[1]}")
+        else:
+            row.update(status="failed", reason=error[1])
+    return rows
+
+
+def _run(nb, work: Path, env: dict[str, str], timeout: int) -> str:
+    """Execute ``nb`` (see the module doc); returns why it stopped early, or ``""``."""
+    from nbclient.exceptions import CellTimeoutError, DeadKernelError
+
+    from ..tour import execute
+
+    timeouts = []
+
+    def on_executed(cell, cell_index, execute_reply, **_):
+        if (execute_reply or {}).get("content", {}).get("ename") == "CellTimeoutError":
+            timeouts.append(cell_index)
+            if len(timeouts) >= MAX_TIMEOUTS:
+                raise CellTimeoutError(f"{MAX_TIMEOUTS} cells ran over the {timeout} s limit (cells "
+                                       f"{', '.join(map(str, timeouts))}); the kernel was stopped")
+
+    try:
+        execute(nb, cwd=work, env=env, timeout=timeout, allow_errors=True, interrupt_on_timeout=True,
+                error_on_timeout={"ename": "CellTimeoutError",
+                                  "evalue": f"the cell ran over the {timeout} s limit and was interrupted"},
+                on_cell_executed=on_executed, record_timing=True)
+    except CellTimeoutError as exc:
+        return str(exc).splitlines()[0]
+    except DeadKernelError:
+        return "the kernel died (a CPU, file-size or memory limit, or a crash) before this check"
+    return ""
+
+
+def grade_submission(data: bytes, name: str, teacher_checks: dict, *, recording: Path, env: dict[str, str],
+                     timeout: int, read_roots: list[str]) -> dict[str, Any]:
+    """Grade the notebook ``data`` (file name ``name``) in a fresh folder; see the module doc."""
+    start = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="ul-grade-") as folder:
+        work, private = Path(folder, "work"), Path(folder, "private")
+        work.mkdir()
+        (private / "cache").mkdir(parents=True)
+        shutil.copyfile(recording, private / "cache" / recording.name)  # its own copy: a kernel harms no other
+        (work / name).write_bytes(data)
+        try:
+            nb = read_submission(work / name)
+        except ClassroomError as exc:
+            return _whole(teacher_checks, "unreadable", str(exc), start)
+        log = private / "refusals.log"
+        log.touch()
+        code_cells = sum(c.cell_type == "code" for c in nb.cells)
+        guard = _guard_source(work, log, [*read_roots, str(private / "cache")], 2 * timeout * (code_cells + 1))
+        where = _prepared(nb, teacher_checks, guard)
+        kernel_env = dict(env, UL_CACHE_DIR=str(private / "cache"))
+        try:
+            stopped = _run(nb, work, kernel_env, timeout)
+        except Exception as exc:  # a kernel that would not start: the grader's problem, not the student's
+            return _whole(teacher_checks, "grader-error", f"{type(exc).__name__}: {excerpt(str(exc), 500)}", start)
+        guard_error = _error(nb.cells[0])
+        if guard_error is not None:
+            return _whole(teacher_checks, "grader-error", f"the guard did not install: {guard_error[1]}", start)
+        refusals = [line for line in log.read_text(encoding="utf-8", errors="replace").splitlines() if line]
+        rows = _check_rows(nb, where, teacher_checks, refusals, stopped)
+    cells = [(i, s) for i, c in enumerate(nb.cells) if (s := _seconds(c)) is not None]
+    return {"checks": rows, "stopped": stopped, "refusals": refusals[:20], "seconds": round(time.perf_counter() - start, 2),
+            "cell_seconds": cells, "status": _overall(rows)}
+
+
+def _whole(checks: dict, status: str, reason: str, start: float) -> dict[str, Any]:
+    """Every check at 0 with one ``status`` and ``reason`` (a submission that could not run)."""
+    rows = [{"grade_id": g, "points": 0.0, "max_points": p, "status": status, "reason": reason}
+            for g, (_, p) in checks.items()]
+    return {"checks": rows, "stopped": reason, "refusals": [], "seconds": round(time.perf_counter() - start, 2),
+            "cell_seconds": [], "status": status}
+
+
+def _overall(rows: list[dict[str, Any]]) -> str:
+    """The submission's status: the first problem among its checks' statuses, else ``graded``."""
+    for status in ("grader-error", "refused", "timeout", "unrecorded", "not-run"):
+        if any(r["status"] == status for r in rows):
+            return status
+    return "graded"
