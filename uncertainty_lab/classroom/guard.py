@@ -5,7 +5,8 @@
 
 - reading a path outside the working folder and the read-only roots (the Python installation and its
   site-packages, the package's own files, the recording, the model caches, the kernel's temporary folder,
-  ``/dev/null``, ``/proc/self`` …) — ``open``, ``os.listdir``/``os.scandir``, ``sqlite3.connect``;
+  ``/dev/null``, ``/proc/self`` …) — ``open``, ``os.listdir``/``os.scandir``, ``sqlite3.connect``; the folders on
+  ``sys.path`` may be listed (entry points are found that way), not read;
 - writing, deleting, renaming or changing anything outside the working folder and the kernel's temporary folder —
   ``open`` for writing, ``os.remove``, ``os.rename``, ``os.rmdir``, ``os.mkdir``, ``shutil.rmtree``, ``os.chmod``,
   links, ``os.chdir`` out of the folder;
@@ -80,6 +81,8 @@ class _Policy:
         self.stdlib, self.site = _stdlib_dirs()
         self.log = log
         self.local = threading.local()
+        #: the import path's folders may be listed, not read (importlib.metadata lists each for entry points)
+        self.listable = frozenset(_real(p or ".") for p in sys.path if isinstance(p, str))
 
     def submission(self, frame, direct: bool) -> bool:
         """Is a cell (or a file in the working folder) on the stack below ``frame``, with no import in between?
@@ -115,6 +118,9 @@ class _Policy:
             return None if os.path.isdir(os.fsdecode(args[0])) else self._path(args[0], True, "create")
         if event == "sqlite3.connect":
             return self._database(args[0])
+        if event in ("os.listdir", "os.scandir") and not isinstance(args[0], int) and _real(args[0] or ".") in \
+                self.listable:
+            return None
         found = [self._path(args[i], False, "read") for i in ([_READ[event]] if event in _READ else [])]
         found += [self._path(args[i], True, "change") for i in _CHANGE.get(event, ())]
         return next((p for p in found if p), None)

@@ -27,6 +27,8 @@ __all__ = ["MAX_TIMEOUTS", "STATUSES", "grade_submission", "checks_of"]
 
 #: cells that may time out before the kernel is stopped (an interrupt the code ignores would cost a timeout a cell)
 MAX_TIMEOUTS = 2
+#: seconds the hidden first cell (the guard) may take, whatever the cells' timeout
+GUARD_TIMEOUT = 120
 #: the largest file a submission may write (RLIMIT_FSIZE), bytes
 MAX_FILE_BYTES = 256 * 2**20
 #: a check's status: passed, or why it scored 0 (a problem in an earlier cell names the check's status too)
@@ -58,9 +60,13 @@ def _prepared(nb: nbformat.NotebookNode, checks: dict[str, tuple[str, float]], g
 
 
 def _guard_source(work: Path, log: Path, read: list[str], cpu_seconds: int) -> str:
-    return (f"from uncertainty_lab.classroom.guard import install as _ul_guard\n"
-            f"_ul_guard({str(work)!r}, read={tuple(read)!r}, log={str(log)!r}, cpu_seconds={cpu_seconds}, "
-            f"file_bytes={MAX_FILE_BYTES})\ndel _ul_guard")
+    """The hidden first cell: :mod:`.guard` loaded from its file (not the package, whose import is the notebook's)."""
+    from . import guard
+
+    return (f"import importlib.util as _ul_u\n_ul_s = _ul_u.spec_from_file_location('_ul_guard', {guard.__file__!r})\n"
+            "_ul_g = _ul_u.module_from_spec(_ul_s)\n_ul_s.loader.exec_module(_ul_g)\n"
+            f"_ul_g.install({str(work)!r}, read={tuple(read)!r}, log={str(log)!r}, cpu_seconds={cpu_seconds}, "
+            f"file_bytes={MAX_FILE_BYTES})\ndel _ul_u, _ul_s, _ul_g")
 
 
 def _error(cell) -> tuple[str, str] | None:
@@ -132,7 +138,8 @@ def _run(nb, work: Path, env: dict[str, str], timeout: int) -> str:
         execute(nb, cwd=work, env=env, timeout=timeout, allow_errors=True, interrupt_on_timeout=True,
                 error_on_timeout={"ename": "CellTimeoutError",
                                   "evalue": f"the cell ran over the {timeout} s limit and was interrupted"},
-                on_cell_executed=on_executed, record_timing=True)
+                on_cell_executed=on_executed, record_timing=True,
+                timeout_func=lambda cell: GUARD_TIMEOUT if cell is nb.cells[0] else timeout)
     except CellTimeoutError as exc:
         return str(exc).splitlines()[0]
     except DeadKernelError:
@@ -160,6 +167,7 @@ def grade_submission(data: bytes, name: str, teacher_checks: dict, *, recording:
         guard = _guard_source(work, log, [*read_roots, str(private / "cache")], 2 * timeout * (code_cells + 1))
         where = _prepared(nb, teacher_checks, guard)
         kernel_env = dict(env, UL_CACHE_DIR=str(private / "cache"))
+        cpu = _children_cpu()
         try:
             stopped = _run(nb, work, kernel_env, timeout)
         except Exception as exc:  # a kernel that would not start: the grader's problem, not the student's
@@ -169,9 +177,18 @@ def grade_submission(data: bytes, name: str, teacher_checks: dict, *, recording:
             return _whole(teacher_checks, "grader-error", f"the guard did not install: {guard_error[1]}", start)
         refusals = [line for line in log.read_text(encoding="utf-8", errors="replace").splitlines() if line]
         rows = _check_rows(nb, where, teacher_checks, refusals, stopped)
+        cpu = round(_children_cpu() - cpu, 2)
     cells = [(i, s) for i, c in enumerate(nb.cells) if (s := _seconds(c)) is not None]
     return {"checks": rows, "stopped": stopped, "refusals": refusals[:20], "seconds": round(time.perf_counter() - start, 2),
-            "cell_seconds": cells, "status": _overall(rows)}
+            "kernel_cpu_seconds": cpu, "cell_seconds": cells, "status": _overall(rows)}
+
+
+def _children_cpu() -> float:
+    """CPU seconds (user + system) of this process's finished children: a stopped kernel's, once it is reaped."""
+    import resource
+
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def _whole(checks: dict, status: str, reason: str, start: float) -> dict[str, Any]:
