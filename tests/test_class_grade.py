@@ -181,3 +181,16 @@ def test_the_guard_policy_allows_the_folder_and_refuses_the_rest(tmp_path):
     assert "open the database" in policy.problem("sqlite3.connect", (f"file:{tmp_path / 'other.sqlite'}?mode=ro",))
     (work / "link").symlink_to("/etc/passwd")
     assert "read /etc/passwd" in policy.problem("open", (str(work / "link"), "r", 0))
+
+
+def test_the_readme_command_is_the_one_the_cli_takes_and_help_lists_class(capsys):
+    from uncertainty_lab.cli import build_parser
+
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    line = next(x.strip() for x in readme.splitlines() if "uncertainty-lab class grade" in x and "```" not in x
+                and x.strip().startswith(".venv/bin/uncertainty-lab"))
+    args = build_parser().parse_args(line.split()[1:])
+    assert (args.submitted, args.source, args.recording, args.out) == ("submitted", "notebooks", "class.sqlite", "grades/")
+    with pytest.raises(SystemExit):
+        cli_main(["--help"])
+    assert "class" in capsys.readouterr().out.split("COMMAND", 2)[-1]

@@ -127,6 +127,17 @@ def _import_recording(recording: Path, out: Path) -> Path:
     return target / FILE_NAME
 
 
+#: the thread counts of the numeric libraries a kernel loads (torch, BLAS)
+THREAD_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
+
+
+def _threads_per_kernel(config: GradeConfig) -> int:
+    """The cores over the kernels run at once: serial runs one kernel, the others ``workers`` (the CPU count)."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    kernels = 1 if config.executor == "serial" else config.workers or cores
+    return max(1, cores // kernels)
+
+
 def _read_roots() -> list[str]:
     """Folders a kernel's libraries read besides the Python installation: the package, the model caches,
     matplotlib's."""
@@ -166,6 +177,9 @@ class GradingExperiment(Experiment):
         for name in ("UL_REQUEST_LOG", "OLLAMA_HOST", "UL_EMBEDDED_GGUF"):
             env.pop(name, None)
         env.update(UL_LLM="replay", HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1")
+        threads = str(_threads_per_kernel(config))
+        for name in THREAD_VARIABLES:  # kernels side by side, each on its share of the cores (not all on each)
+            env.setdefault(name, threads)
         return {"notebooks": notebooks, "recording": recording, "recording_sha": _sha(recording.read_bytes()),
                 "env": env, "read_roots": _read_roots(), "skipped": []}
 
