@@ -194,3 +194,33 @@ def test_the_readme_command_is_the_one_the_cli_takes_and_help_lists_class(capsys
     with pytest.raises(SystemExit):
         cli_main(["--help"])
     assert "class" in capsys.readouterr().out.split("COMMAND", 2)[-1]
+
+
+def test_a_kernel_starts_from_the_reference_embeddings_and_loads_no_model(tmp_path, monkeypatch):
+    import numpy as np
+
+    from uncertainty_lab import embeddings
+
+    monkeypatch.setattr(embeddings, "_caches", {})
+    monkeypatch.setattr(embeddings, "_loaded_files", set())
+    first = embeddings.Embedder()
+    vectors = np.eye(3, dtype=np.float32)
+    first._cache.update({"Canberra.": vectors[0], "Sydney.": vectors[1], "nul\x00": vectors[2]})
+    path = tmp_path / "embeddings.npz"
+    assert embeddings.save_embeddings(path) == 2  # a text with NUL is left out (numpy strings drop trailing NULs)
+    monkeypatch.setattr(embeddings, "_caches", {})
+    monkeypatch.setenv(embeddings.EMBEDDINGS_FILE_ENV, str(path))
+    def no_model(self):
+        raise RuntimeError("the model was loaded")
+
+    monkeypatch.setattr(embeddings.Embedder, "_model", no_model)
+    again = embeddings.Embedder()
+    assert np.array_equal(again.encode(["Sydney.", "Canberra.", "Sydney."]), vectors[[1, 0, 1]])
+    assert "nul\x00" not in again._cache
+    with pytest.raises(RuntimeError, match="the model was loaded"):
+        again.encode(["a text not in the file"])
+    path.write_bytes(b"not an npz")
+    monkeypatch.setattr(embeddings, "_caches", {})
+    monkeypatch.setattr(embeddings, "_loaded_files", set())
+    with pytest.warns(UserWarning, match="could not be read"):
+        embeddings.Embedder()

@@ -21,6 +21,7 @@ import hashlib
 import json
 import os
 import shutil
+import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,7 +33,7 @@ from ..lab import Experiment, LabConfig, Unit, setting
 from ..outdir import unit_file_name
 from ..untrusted import UntrustedFileError, excerpt, load_json, read_bytes, read_text
 from . import MAX_SUBMISSION_BYTES, ClassroomError, graded_cells
-from .submission import checks_of, grade_submission
+from .submission import checks_of, grade_submission, reference_embeddings
 
 __all__ = ["DEFAULT_TIMEOUT", "GRADER_VERSION", "GradeConfig", "GradingExperiment", "EXPERIMENT", "kernel_mode",
            "find_submissions"]
@@ -169,7 +170,8 @@ class GradingExperiment(Experiment):
         for path in sorted(source.glob("*.ipynb")):
             data = path.read_bytes()
             nb = nbformat.reads(data.decode("utf-8"), as_version=4)
-            notebooks[path.name] = {"sha": _sha(data), "checks": checks_of(nb, graded_cells(nb, path.name))}
+            notebooks[path.name] = {"sha": _sha(data), "checks": checks_of(nb, graded_cells(nb, path.name)),
+                                    "path": path}
         recording = _import_recording(Path(config.recording), Path(config.out_dir))
         from ..tour import kernel_env
 
@@ -202,8 +204,21 @@ class GradingExperiment(Experiment):
                                    config.timeout, GRADER_VERSION]).encode())
             rel = Path(unit_file_name(student), unit_file_name(lab), unit_file_name(path.stem) + ".json")
             units.append(Unit((student, lab, path.name), f"{student}/{lab}/{path.name}", out / rel,
-                              {"data": data, "key": key, "notebook": path.name}))
+                              {"data": data, "key": key, "notebook": path.name,
+                               "embeddings": self._embeddings(config, context, path.name)}))
         return units
+
+    def _embeddings(self, config: GradeConfig, context: dict[str, Any], name: str) -> str | None:
+        """The reference embeddings of instructor notebook ``name`` (made once, beside the imported recording)."""
+        teacher = context["notebooks"][name]
+        target = context["recording"].parent / f"embeddings-{teacher['sha'][:16]}-{kernel_mode(config)}.npz"
+        if not target.is_file() and name not in context.setdefault("no_reference", set()):
+            print(f"running the instructor's {name} once on the recording (its embeddings start every kernel)",
+                  file=sys.stderr, flush=True)
+            if not reference_embeddings(teacher["path"], target, recording=context["recording"], env=context["env"],
+                                        timeout=config.timeout):
+                context["no_reference"].add(name)
+        return str(target.absolute()) if target.is_file() else None
 
     def run_unit(self, unit: Unit, config: GradeConfig, context: dict[str, Any]) -> dict[str, Any]:
         """The submission's outcome: from its run file when that was graded under the same key, else graded now."""
@@ -213,7 +228,7 @@ class GradingExperiment(Experiment):
         teacher = context["notebooks"][unit.spec["notebook"]]
         outcome = grade_submission(unit.spec["data"], unit.spec["notebook"], teacher["checks"],
                                    recording=context["recording"], env=context["env"], timeout=config.timeout,
-                                   read_roots=context["read_roots"])
+                                   read_roots=context["read_roots"], embeddings=unit.spec.get("embeddings"))
         student, lab, notebook = unit.key
         record = {"format": FORMAT, "key": unit.spec["key"], "run_id": config.run_id, "student": student, "lab": lab,
                   "notebook": notebook, "fast": kernel_mode(config), **outcome}

@@ -11,6 +11,7 @@ with ``points``, ``status`` and ``reason``. A student's problem is a status, nev
 
 from __future__ import annotations
 
+import os
 import shutil
 import tempfile
 import time
@@ -23,7 +24,7 @@ import nbformat
 from ..untrusted import excerpt
 from . import ClassroomError, _meta, read_submission
 
-__all__ = ["MAX_TIMEOUTS", "STATUSES", "grade_submission", "checks_of"]
+__all__ = ["MAX_TIMEOUTS", "STATUSES", "checks_of", "grade_submission", "reference_embeddings"]
 
 #: cells that may time out before the kernel is stopped (an interrupt the code ignores would cost a timeout a cell)
 MAX_TIMEOUTS = 2
@@ -148,7 +149,7 @@ def _run(nb, work: Path, env: dict[str, str], timeout: int) -> str:
 
 
 def grade_submission(data: bytes, name: str, teacher_checks: dict, *, recording: Path, env: dict[str, str],
-                     timeout: int, read_roots: list[str]) -> dict[str, Any]:
+                     timeout: int, read_roots: list[str], embeddings: str | None = None) -> dict[str, Any]:
     """Grade the notebook ``data`` (file name ``name``) in a fresh folder; see the module doc."""
     start = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="ul-grade-") as folder:
@@ -164,9 +165,12 @@ def grade_submission(data: bytes, name: str, teacher_checks: dict, *, recording:
         log = private / "refusals.log"
         log.touch()
         code_cells = sum(c.cell_type == "code" for c in nb.cells)
-        guard = _guard_source(work, log, [*read_roots, str(private / "cache")], 2 * timeout * (code_cells + 1))
+        roots = [*read_roots, str(private / "cache")] + ([embeddings] if embeddings else [])
+        guard = _guard_source(work, log, roots, 2 * timeout * (code_cells + 1))
         where = _prepared(nb, teacher_checks, guard)
         kernel_env = dict(env, UL_CACHE_DIR=str(private / "cache"))
+        if embeddings:
+            kernel_env["UL_EMBEDDINGS_FILE"] = embeddings
         cpu = _children_cpu()
         try:
             stopped = _run(nb, work, kernel_env, timeout)
@@ -189,6 +193,30 @@ def _children_cpu() -> float:
 
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
     return usage.ru_utime + usage.ru_stime
+
+
+def reference_embeddings(teacher: Path, target: Path, *, recording: Path, env: dict[str, str], timeout: int) -> bool:
+    """Run the instructor notebook ``teacher`` (up to its last check) on the recording and save the embeddings it
+    computed to ``target`` (:func:`uncertainty_lab.embeddings.save_embeddings`), which every submission's kernel starts
+    from: the same texts are never embedded twice, and a kernel whose texts are all there never loads the model.
+    True when written; a failed run writes nothing (grading then embeds as usual)."""
+    nb = nbformat.read(teacher, as_version=4)
+    last = max((i for i, c in enumerate(nb.cells) if _meta(c).get("grade")), default=-1)
+    with tempfile.TemporaryDirectory(prefix="ul-reference-") as folder:
+        out = Path(folder, "embeddings.npz")
+        nb.cells = nb.cells[: last + 1] + [nbformat.v4.new_code_cell(
+            f"from uncertainty_lab.embeddings import save_embeddings\nsave_embeddings({str(out)!r})")]
+        (Path(folder, "cache")).mkdir()
+        shutil.copyfile(recording, Path(folder, "cache", recording.name))
+        try:
+            _run(nb, Path(folder), dict(env, UL_CACHE_DIR=str(Path(folder, "cache"))), timeout)
+        except Exception:  # noqa: BLE001 - the reference run is an optimisation; grading goes on without it
+            return False
+        if not out.is_file():
+            return False
+        target.parent.mkdir(parents=True, exist_ok=True)
+        os.replace(out, target)
+    return True
 
 
 def _whole(checks: dict, status: str, reason: str, start: float) -> dict[str, Any]:
