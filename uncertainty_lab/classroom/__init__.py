@@ -17,6 +17,10 @@ notebook (which never uses the student's functions) runs as before.
 
 **Grading** puts the instructor's check cells (hidden tests included) back into a submission by
 ``grade_id``, runs it in a fresh kernel, and gives each check its points when its cell raised nothing.
+:func:`grade` does it for one notebook with the live model; a whole class (``uncertainty-lab class grade``: replayed
+answers, a guarded kernel per submission in a folder of its own, in parallel, resumable, a gradebook and feedback
+pages) is :mod:`.grading`, with :mod:`.submission` (one submission), :mod:`.guard` (inside the kernel) and
+:mod:`.gradebook` (the files written).
 """
 
 from __future__ import annotations
