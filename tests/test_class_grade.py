@@ -224,3 +224,13 @@ def test_a_kernel_starts_from_the_reference_embeddings_and_loads_no_model(tmp_pa
     monkeypatch.setattr(embeddings, "_loaded_files", set())
     with pytest.warns(UserWarning, match="could not be read"):
         embeddings.Embedder()
+
+
+def test_class_student_writes_the_student_copies_as_make_student_does(tmp_path, capsys):
+    source = tmp_path / "notebooks"
+    source.mkdir()
+    nbformat.write(instructor(), source / "tiny.ipynb")
+    assert cli_main(["class", "student", str(source), "--out", str(tmp_path / "student")]) == 0
+    assert "1 exercises, 2 checks" in capsys.readouterr().out
+    copy = nbformat.read(tmp_path / "student" / "tiny.ipynb", as_version=4)
+    assert "raise NotImplementedError()" in copy.cells[0].source and "HIDDEN" not in copy.cells[1].source
