@@ -75,7 +75,7 @@ def _error(cell) -> tuple[str, str] | None:
     for out in cell.get("outputs", []):
         if out.get("output_type") == "error":
             name = str(out.get("ename", "Error"))
-            text = f"{name}: {out.get('evalue', '')}"
+            text = f"{name}: {out['evalue']}" if out.get("evalue") else name
             if name == "KeyboardInterrupt":
                 text = "the cell ran over the time limit and was interrupted (KeyboardInterrupt)"
             return name, excerpt(text, _REASON_CHARS, quote=False)
