@@ -7,7 +7,10 @@ of an :class:`~uncertainty_lab.lab.Experiment`, so they run through the package'
              instructor notebook, of the recording, the mode, the timeout and :data:`GRADER_VERSION`. A rerun reuses a
              file whose key matches and grades again what changed; a grader error is retried on the next run.
     context  the instructor notebooks (matched to a submission by file name) and the class recording imported once
-             into ``<out>/.recording/<sha>/`` (each kernel gets its own copy)
+             into ``<out>/.recording/<sha>/`` (each kernel gets its own copy); beside it, for each instructor notebook
+             that has submissions, the embeddings of one reference run of it on the recording, which every kernel
+             starts from (:func:`.submission.reference_embeddings`: the same vectors, computed once instead of once a
+             submission; a kernel whose texts are all there never loads torch)
     result   :class:`~.gradebook.Gradebook`: ``gradebook.csv``, ``summary.md``, ``feedback/<student>.html``
 
 The kernels run in replay mode (``UL_LLM=replay``: no model runs; an answer missing from the recording is the
