@@ -167,10 +167,18 @@ def test_student_text_is_escaped_in_feedback_and_csv():
     assert "\n'=cmd|" in book.csv_text()
 
 
-def test_the_guard_policy_allows_the_folder_and_refuses_the_rest(tmp_path):
+def test_the_guard_policy_allows_the_folder_and_refuses_the_rest(tmp_path, monkeypatch):
     work = tmp_path / "work"
     work.mkdir()
+    repo = tmp_path / "repo"  # a folder on sys.path (an editable install's repository): its metadata may be read
+    (repo / "pkg.egg-info").mkdir(parents=True)
+    (repo / "notebooks").mkdir()
+    monkeypatch.syspath_prepend(str(repo))
     policy = _Policy(str(work), (str(tmp_path / "lib"),), (), log=None)
+    assert policy.problem("open", (str(repo / "pkg.egg-info" / "entry_points.txt"), "r", 0)) is None
+    assert policy.problem("os.listdir", (str(repo),)) is None
+    assert "read" in policy.problem("open", (str(repo / "notebooks" / "lab.ipynb"), "r", 0))
+    assert "read" in policy.problem("os.listdir", (str(repo / "notebooks"),))
     assert policy.problem("open", (str(work / "a.txt"), "w", 0)) is None
     assert policy.problem("open", (str(tmp_path / "lib" / "x.py"), "r", 0)) is None
     assert "write" in policy.problem("open", (str(tmp_path / "lib" / "x.py"), "a", 0))

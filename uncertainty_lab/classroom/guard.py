@@ -76,7 +76,7 @@ class _Policy:
     def __init__(self, work: str, read: tuple[str, ...], write: tuple[str, ...], log):
         self.work = _real(work)
         self.write = (self.work,) + tuple(_real(p) for p in write)
-        self.read = self.write + tuple(_real(p) for p in read)
+        self.read = self.write + tuple(_real(p) for p in read) + _metadata_dirs()
         self.cells = (os.path.join(_real(_tempdir()), f"ipykernel_{os.getpid()}") + os.sep, "<ipython-input-")
         self.stdlib, self.site = _stdlib_dirs()
         self.log = log
@@ -97,6 +97,18 @@ class _Policy:
                 return False
             frame = frame.f_back
         return False
+
+    def library(self, frame) -> str | None:
+        """The file of the innermost frame outside the standard library when it is not the submission's: the library
+        that asked on the cell's behalf (a refusal names it, so a grader's environment problem shows as one)."""
+        while frame is not None:
+            name = frame.f_code.co_filename
+            if name.startswith(self.cells) or _under(name, (self.work,)):
+                return None
+            if not (name.startswith("<") or (_under(name, self.stdlib) and not _under(name, self.site))):
+                return name
+            frame = frame.f_back
+        return None
 
     def problem(self, event: str, args: tuple) -> str | None:
         """Why the submission may not do ``event`` with ``args``, or None."""
@@ -154,6 +166,8 @@ class _Policy:
             if not self.submission(sys._getframe(1), direct):
                 return
             why = f"loads a C library ({event} {args[0]!r})" if direct else self.problem(event, args)
+            if why and (library := self.library(sys._getframe(1))):
+                why += f" (through {library})"
         finally:
             self.local.busy = False
         if why:
@@ -164,6 +178,20 @@ class _Policy:
 
 _OTHER = {"open", "os.kill", "os.killpg", "socket.connect", "socket.bind", "socket.sendto", "os.chdir", "os.mkdir",
           "sqlite3.connect", "ctypes.dlopen"}
+
+
+def _metadata_dirs() -> tuple[str, ...]:
+    """The package metadata folders (``*.dist-info``, ``*.egg-info``) right inside each folder of ``sys.path``:
+    ``importlib.metadata`` reads them for entry points wherever a package was installed from (an editable install
+    puts one in the repository)."""
+    import glob
+
+    found = []
+    for entry in sys.path:
+        if isinstance(entry, str) and os.path.isdir(entry or "."):
+            for pattern in ("*.dist-info", "*.egg-info"):
+                found += [_real(p) for p in glob.glob(os.path.join(glob.escape(entry or "."), pattern))]
+    return tuple(found)
 
 
 def _tempdir() -> str:
