@@ -242,3 +242,27 @@ def test_class_student_writes_the_student_copies_as_make_student_does(tmp_path, 
     assert "1 exercises, 2 checks" in capsys.readouterr().out
     copy = nbformat.read(tmp_path / "student" / "tiny.ipynb", as_version=4)
     assert "raise NotImplementedError()" in copy.cells[0].source and "HIDDEN" not in copy.cells[1].source
+
+
+def test_a_kernel_that_keeps_running_over_is_stopped_and_the_rest_is_not_run(tmp_path):
+    from uncertainty_lab.classroom.grading import _read_roots
+    from uncertainty_lab.classroom.submission import MAX_TIMEOUTS, grade_submission
+    from uncertainty_lab.tour import kernel_env
+
+    assert MAX_TIMEOUTS == 2
+    nb = nbformat.v4.new_notebook()
+    loop = "import time\nwhile True:\n    try:\n        time.sleep(1)\n    except KeyboardInterrupt:\n        pass"
+    nb.cells = [nbformat.v4.new_code_cell(loop), _cell("assert True", "first", check=True, points=1),
+                nbformat.v4.new_code_cell("x = 1"), _cell("assert x == 1", "second", check=True, points=1)]
+    recording = tmp_path / "completions.sqlite"
+    recording.write_bytes(b"")
+    checks = {"first": ("assert True", 1.0), "second": ("assert x == 1", 1.0)}
+    outcome = grade_submission(nbformat.writes(nb).encode(), "loop.ipynb", checks, recording=recording,
+                               env=kernel_env(fast=True), timeout=3, read_roots=_read_roots())
+    first, second = outcome["checks"]
+    # the loop swallows the interrupt, so the check after it waits, runs over too (no error output of its own), and
+    # the kernel is stopped: the check is a timeout, the rest is not run
+    assert (first["points"], first["status"], first["reason"]) == (0.0, "timeout", "the cell ran over the 3 s limit "
+                                                                                   "and was interrupted")
+    assert (second["points"], second["status"]) == (0.0, "not-run") and "ran over the 3 s limit" in second["reason"]
+    assert outcome["status"] == "timeout"

@@ -42,7 +42,7 @@ __all__ = ["DEFAULT_TIMEOUT", "GRADER_VERSION", "GradeConfig", "GradingExperimen
            "find_submissions"]
 
 #: changes when a change of the grader changes outcomes: every submission is graded again
-GRADER_VERSION = 2
+GRADER_VERSION = 3
 FORMAT = "uncertainty_lab.grade/1"
 #: seconds one cell may run when grading (replayed answers: the lab notebooks' longest cell takes seconds)
 DEFAULT_TIMEOUT = 300

@@ -92,8 +92,14 @@ def _seconds(cell) -> float | None:
     return round((end - start).total_seconds(), 2)
 
 
-def _check_rows(nb, where: dict[str, int], checks: dict, refusals: list[str], stopped: str) -> list[dict[str, Any]]:
-    """One row per instructor check, from the executed ``nb``."""
+def _check_rows(nb, where: dict[str, int], checks: dict, refusals: list[str], stopped: str,
+                timeouts: dict[int, str]) -> list[dict[str, Any]]:
+    """One row per instructor check, from the executed ``nb`` (``timeouts``: the cells that ran over, by index; such a
+    cell may have no error output, when the kernel was still busy with an earlier one)."""
+
+    def error_of(i: int) -> tuple[str, str] | None:
+        return ("CellTimeoutError", timeouts[i]) if i in timeouts else _error(nb.cells[i])
+
     rows = []
     for grade_id, (_, points) in checks.items():
         row = {"grade_id": grade_id, "points": 0.0, "max_points": points, "status": "passed", "reason": ""}
@@ -102,8 +108,8 @@ def _check_rows(nb, where: dict[str, int], checks: dict, refusals: list[str], st
             row.update(status="missing", reason="the check cell was deleted from the submission")
             continue
         cell = nb.cells[where[grade_id]]
-        error = _error(cell)
-        earlier = next((e for c in nb.cells[1:where[grade_id]] if (e := _error(c)) and e[0] in _KIND), None)
+        error = error_of(where[grade_id])
+        earlier = next((e for i in range(1, where[grade_id]) if (e := error_of(i)) and e[0] in _KIND), None)
         if refusals:
             row.update(status="refused", reason=f"{len(refusals)} access(es) refused; the first: the submission "
                                                  f"{excerpt(refusals[0], 500, quote=False)}")
@@ -120,32 +126,32 @@ def _check_rows(nb, where: dict[str, int], checks: dict, refusals: list[str], st
     return rows
 
 
-def _run(nb, work: Path, env: dict[str, str], timeout: int) -> str:
-    """Execute ``nb`` (see the module doc); returns why it stopped early, or ``""``."""
+def _run(nb, work: Path, env: dict[str, str], timeout: int) -> tuple[str, dict[int, str]]:
+    """Execute ``nb`` (see the module doc); returns why it stopped early (or ``""``) and the cells that ran over."""
     from nbclient.exceptions import CellTimeoutError, DeadKernelError
 
     from ..tour import execute
 
-    timeouts = []
+    timeouts: dict[int, str] = {}
+    over = f"the cell ran over the {timeout} s limit and was interrupted"
 
     def on_executed(cell, cell_index, execute_reply, **_):
         if (execute_reply or {}).get("content", {}).get("ename") == "CellTimeoutError":
-            timeouts.append(cell_index)
+            timeouts[cell_index] = over
             if len(timeouts) >= MAX_TIMEOUTS:
                 raise CellTimeoutError(f"{MAX_TIMEOUTS} cells ran over the {timeout} s limit (cells "
                                        f"{', '.join(map(str, timeouts))}); the kernel was stopped")
 
     try:
         execute(nb, cwd=work, env=env, timeout=timeout, allow_errors=True, interrupt_on_timeout=True,
-                error_on_timeout={"ename": "CellTimeoutError",
-                                  "evalue": f"the cell ran over the {timeout} s limit and was interrupted"},
+                error_on_timeout={"ename": "CellTimeoutError", "evalue": over},
                 on_cell_executed=on_executed, record_timing=True,
                 timeout_func=lambda cell: GUARD_TIMEOUT if cell is nb.cells[0] else timeout)
     except CellTimeoutError as exc:
-        return str(exc).splitlines()[0]
+        return str(exc).splitlines()[0], timeouts
     except DeadKernelError:
-        return "the kernel died (a CPU, file-size or memory limit, or a crash) before this check"
-    return ""
+        return "the kernel died (a CPU, file-size or memory limit, or a crash) before this check", timeouts
+    return "", timeouts
 
 
 def grade_submission(data: bytes, name: str, teacher_checks: dict, *, recording: Path, env: dict[str, str],
@@ -173,14 +179,14 @@ def grade_submission(data: bytes, name: str, teacher_checks: dict, *, recording:
             kernel_env["UL_EMBEDDINGS_FILE"] = embeddings
         cpu = _children_cpu()
         try:
-            stopped = _run(nb, work, kernel_env, timeout)
+            stopped, timeouts = _run(nb, work, kernel_env, timeout)
         except Exception as exc:  # a kernel that would not start: the grader's problem, not the student's
             return _whole(teacher_checks, "grader-error", f"{type(exc).__name__}: {excerpt(str(exc), 500)}", start)
         guard_error = _error(nb.cells[0])
         if guard_error is not None:
             return _whole(teacher_checks, "grader-error", f"the guard did not install: {guard_error[1]}", start)
         refusals = [line for line in log.read_text(encoding="utf-8", errors="replace").splitlines() if line]
-        rows = _check_rows(nb, where, teacher_checks, refusals, stopped)
+        rows = _check_rows(nb, where, teacher_checks, refusals, stopped, timeouts)
         cpu = round(_children_cpu() - cpu, 2)
     cells = [(i, s) for i, c in enumerate(nb.cells) if (s := _seconds(c)) is not None]
     return {"checks": rows, "stopped": stopped, "refusals": refusals[:20], "seconds": round(time.perf_counter() - start, 2),
