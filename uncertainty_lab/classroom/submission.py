@@ -1,7 +1,7 @@
 """Grading one submission: a fresh working folder, the instructor's checks put back, a guarded kernel in replay mode.
 
-:func:`grade_submission` copies the student's notebook into a folder of its own (nothing of the student's folder is
-touched), replaces its check cells by the instructor's (hidden tests included) by ``grade_id``, drops the cells after
+:func:`grade_submission` copies the student's notebook — only the notebook, not other files beside it — into a
+folder of its own (nothing of the student's folder is touched), replaces its check cells by the instructor's (hidden tests included) by ``grade_id``, drops the cells after
 the last check (cells run in order, so a later cell cannot change how a check went), puts a hidden first cell that
 installs :mod:`.guard`, and runs it in a fresh kernel with ``UL_LLM=replay`` on its own copy of the class recording,
 a per-cell timeout (a cell that runs over is interrupted and the next cell runs; after :data:`MAX_TIMEOUTS` the
