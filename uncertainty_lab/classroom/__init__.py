@@ -17,6 +17,10 @@ notebook (which never uses the student's functions) runs as before.
 
 **Grading** puts the instructor's check cells (hidden tests included) back into a submission by
 ``grade_id``, runs it in a fresh kernel, and gives each check its points when its cell raised nothing.
+:func:`grade` does it for one notebook with the live model; a whole class (``uncertainty-lab class grade``: replayed
+answers, a guarded kernel per submission in a folder of its own, in parallel, resumable, a gradebook and feedback
+pages) is :mod:`.grading`, with :mod:`.submission` (one submission), :mod:`.guard` (inside the kernel) and
+:mod:`.gradebook` (the files written).
 """
 
 from __future__ import annotations
@@ -30,7 +34,7 @@ from pathlib import Path
 
 import nbformat
 
-from . import untrusted
+from .. import untrusted
 
 __all__ = [
     "CheckResult",
@@ -215,7 +219,7 @@ def grade(submission: str | Path, source: str | Path = "notebooks", *, env: dict
     """Grade ``submission`` against the notebook of the same name in ``source``: its check cells are replaced
     by the instructor's (hidden tests included), it runs in a fresh kernel in the submission's folder, and a
     check scores its points when its cell raised nothing. A check missing from the submission scores 0."""
-    from .tour import CELL_TIMEOUT, execute
+    from ..tour import CELL_TIMEOUT, execute
 
     submission = Path(submission)
     original = Path(source) / submission.name
