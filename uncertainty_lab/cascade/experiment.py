@@ -130,7 +130,8 @@ class CascadeSetup:
             "per node (train / held out): " + ", ".join(f"{n} {counts_tr.get(n, 0)}/{counts_te.get(n, 0)}"
                                                         for n in self.nodes),
             f"Hawkes fit on the {self.train_stream.n_events} training events, window [{self.train_stream.start_time:g}, "
-            f"{self.train_stream.end_time:.1f}] h: β = {_beta_text(self.fit)}, ρ(G) = {m.spectral_radius():.3f}",
+            f"{self.train_stream.end_time:.1f}] h: β = {_beta_text(self.fit)}, ρ(G) = {m.spectral_radius():.3f}"
+            + _penalty_text(self.fit),
             f"seed event e_0: t = {self.seed_event.time:.1f} h, {self.nodes[self.seed_event.node]}: "
             f"{self.seed_event.text}",
         ]
@@ -142,6 +143,14 @@ class CascadeSetup:
 def _beta_text(fit: Any) -> str:
     """``"2 /h"``, or ``"undetermined"`` when the likelihood is flat over the β grid (:attr:`FitResult.beta_note`)."""
     return "undetermined" if fit.beta is None else f"{fit.beta:g} /h"
+
+
+def _penalty_text(fit: Any) -> str:
+    """``""`` for an unpenalised fit, else the penalty, η and how η was chosen, and how many α̂ are non-zero."""
+    if getattr(fit, "penalty", "none") == "none":
+        return ""
+    how = f", the least BIC of {len(fit.eta_path)} on the L1 path" if getattr(fit, "eta_path", None) else ""
+    return f"; {fit.penalty} penalty η = {fit.eta:.3g}{how}: {int((fit.alpha > 0).sum())} of {fit.alpha.size} α̂ > 0"
 
 
 def node_specs_for(nodes: Sequence[str], instructions: Mapping[str, str] | None = None) -> tuple[NodeSpec, ...]:
