@@ -51,7 +51,7 @@ from .diagnostics import evaluate_run
 from .headlines import clean_headline, copy_rate
 from .prompt import PROMPTS, headline_prompt
 from .record import CascadeResumeError, CascadeRun
-from .result import CascadeExperimentResult, CascadeResult
+from .result import CascadeExperimentResult, CascadeResult, _penalty_text
 from .run import simulate_cascade
 
 __all__ = [
@@ -143,14 +143,6 @@ class CascadeSetup:
 def _beta_text(fit: Any) -> str:
     """``"2 /h"``, or ``"undetermined"`` when the likelihood is flat over the β grid (:attr:`FitResult.beta_note`)."""
     return "undetermined" if fit.beta is None else f"{fit.beta:g} /h"
-
-
-def _penalty_text(fit: Any) -> str:
-    """``""`` for an unpenalised fit, else the penalty, η and how η was chosen, and how many α̂ are non-zero."""
-    if getattr(fit, "penalty", "none") == "none":
-        return ""
-    how = f", the least BIC of {len(fit.eta_path)} on the L1 path" if getattr(fit, "eta_path", None) else ""
-    return f"; {fit.penalty} penalty η = {fit.eta:.3g}{how}: {int((fit.alpha > 0).sum())} of {fit.alpha.size} α̂ > 0"
 
 
 def node_specs_for(nodes: Sequence[str], instructions: Mapping[str, str] | None = None) -> tuple[NodeSpec, ...]:
