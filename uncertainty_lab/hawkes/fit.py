@@ -402,6 +402,7 @@ def _fit_by_criterion(stream: EventStream, criterion: str, started: float, args:
     with _blas_controller().limit(limits=1, user_api="blas"):  # small solves: threads only contend (see below)
         fit, path = bic_path(stream, lambda e: fit_hawkes(stream, eta=e, **args), kernels,
                              _untimed_sources(stream.ties))
-    _warned(*fit.warnings)
+    for text in fit.warnings:  # once, at fit_hawkes's caller (the path's fits held theirs back)
+        warnings.warn(text, UserWarning, stacklevel=3)
     fit.eta_path, fit.seconds = path, time.perf_counter() - started
     return fit
