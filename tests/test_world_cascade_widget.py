@@ -36,6 +36,8 @@ def test_panel_without_excitation_has_no_true_ancestors(tmp_path):
     assert panel.recovery["rho"] == 0.0 and "memory precision" in panel._repr_html_()
     fig = draw_world_panel(panel)
     assert len(fig.axes) == 2
+    ticks = [t.get_text() for t in fig.axes[0].get_xticklabels()]
+    assert ticks[:2] == ["hawkes", "hawkes_score"] and sum("empty" in t.get_text() for t in fig.axes[0].texts) == 2
 
 
 def test_explorer_shows_errors(monkeypatch):

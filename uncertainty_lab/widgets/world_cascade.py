@@ -148,9 +148,14 @@ def draw_world_panel(panel: WorldPanel):
                              (axes[1], "late_S", "late-stage alignment S")):
         ivs = [interval([r[field] for r in result.run_rows() if r["selector"] == s]) for s in labels]
         means = [iv.mean for iv in ivs]
-        err = [[iv.mean - iv.ci_low if math.isfinite(iv.ci_low) else 0 for iv in ivs],
-               [iv.ci_high - iv.mean if math.isfinite(iv.ci_high) else 0 for iv in ivs]]
-        ax.bar(labels, means, yerr=err, capsize=4, color=["#4C72B0", "#55A868", "#C44E52", "#8172B2"][:len(labels)])
+        err = [[iv.mean - iv.ci_low if math.isfinite(iv.ci_low) and math.isfinite(iv.mean) else 0 for iv in ivs],
+               [iv.ci_high - iv.mean if math.isfinite(iv.ci_high) and math.isfinite(iv.mean) else 0 for iv in ivs]]
+        empty = [not math.isfinite(m) for m in means]  # an empty memory has no precision: say so, keep its slot
+        ax.bar(labels, [0.0 if e else m for e, m in zip(empty, means, strict=True)], yerr=err, capsize=4,
+               color=["#4C72B0", "#55A868", "#C44E52", "#8172B2"][:len(labels)])
+        for x, e in enumerate(empty):
+            if e:
+                ax.text(x, 0, "empty\nmemory", ha="center", va="bottom", fontsize=8, color="#555")
         ax.set_title(title, fontsize=10)
         ax.tick_params(axis="x", labelsize=9)
     fig.suptitle(f"world: excitation × {panel.strength:g} (true ρ = {panel.recovery['rho']:.2f})", fontsize=11)
