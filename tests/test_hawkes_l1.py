@@ -109,3 +109,46 @@ def test_a_named_eta_needs_l1_and_a_known_name():
     with pytest.raises(CascadeError, match="eta must be"):
         CascadeConfig(penalty="l1", eta=-1.0)
     assert CascadeConfig(penalty="l1", eta="bic").eta == "bic"
+
+
+def _target(seed: int, eta: float, n: int = 3):
+    """The per-target problem of node 0 of three independent Poisson nodes (β = 1), at L1 strength η."""
+    from uncertainty_lab.hawkes.excitation import design_matrices, total_integrals
+    from uncertainty_lab.hawkes.target import _TargetProblem
+
+    stream = simulate(HawkesModel.exponential([0.5] * n, np.zeros((n, n)), beta=1.0), T=300.0, seed=seed,
+                      method="branching")
+    kern = ExponentialKernel(beta=1.0)
+    c = np.concatenate([[stream.duration], total_integrals(kern, stream.times, stream.nodes, n, stream.end_time)])
+    X = design_matrices(kern, stream.times, stream.nodes, n, np.arange(n))[0]
+    grad0 = stream.duration / X.shape[0] * X[:, 1:].sum(axis=0) - c[1:]  # the KKT threshold of each α at 0
+    return _TargetProblem.from_design(X, c, "l1", eta), X.shape[0], grad0
+
+
+def test_a_target_with_no_excitation_is_solved_in_closed_form_and_the_solver_agrees():
+    """η above every α's KKT threshold: μ = M_i/T, α = 0, no iteration — and L-BFGS-B from scratch reaches the same."""
+    prob, m, grad0 = _target(seed=1, eta=0.0)
+    prob, _, _ = _target(seed=1, eta=float(grad0.max()) * 1.01)
+    z, ok, nit = prob.solve(2000, 1e-8)
+    assert ok and nit == 0 and z.tolist() == [float(m)] + [0.0] * (z.size - 1)
+    from scipy.optimize import minimize
+
+    res = minimize(prob.fun, np.full(z.size, m / 4), jac=True, method="L-BFGS-B",
+                   bounds=[(lo, None) for lo in prob.lower], options={"ftol": 1e-15, "gtol": 1e-10})
+    assert res.x[0] == pytest.approx(m, rel=1e-6) and np.all(res.x[1:] < 1e-6 * m)
+    below, _, _ = _target(seed=1, eta=float(grad0.max()) * 0.9)
+    assert below._no_excitation() is None and below.solve(2000, 1e-8)[0][1:].max() > 0
+
+
+def test_the_active_set_step_puts_a_hair_at_zero_only_where_the_kkt_condition_allows():
+    prob, m, grad0 = _target(seed=3, eta=0.0)
+    prob, _, _ = _target(seed=3, eta=float(grad0.max()) * 1.01)  # optimum: α = 0 (closed form above)
+    z = np.where(prob.cols == 0, float(m), 0.0)
+    hair = z.copy()
+    hair[1] = 1e-12 * m
+    snapped, ok = prob._snap_zeros(hair, False, 1e-8)
+    assert ok and snapped[1] == 0.0
+    weak, _, _ = _target(seed=3, eta=float(grad0.max()) * 0.5)  # some α > 0 at the optimum
+    z, _, _ = weak.solve(2000, 1e-8)
+    j = int(np.argmax(z[1:])) + 1
+    assert z[j] > 1e-6 * m and weak._snap_zeros(z, True, 1e-8)[0][j] == z[j]  # a real excitation is never a hair

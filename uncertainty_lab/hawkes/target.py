@@ -75,6 +75,9 @@ class _TargetProblem:
 
     def solve(self, maxiter: int, gtol: float) -> tuple[np.ndarray, bool, int]:
         m = self.m
+        z_null = self._no_excitation()
+        if z_null is not None:
+            return z_null, True, 0
         z0 = np.empty(self.cols.size)
         z0[self.cols == 0] = 0.5 * m
         z0[self.cols > 0] = 0.5 * m / max(1, int((self.cols > 0).sum()))
@@ -87,6 +90,16 @@ class _TargetProblem:
         z, ok = self._polish(z, gtol)
         z, ok = self._snap_zeros(z, ok, gtol)
         return z, bool(res.success or ok), int(res.nit)
+
+    def _no_excitation(self) -> np.ndarray | None:
+        """The optimum in closed form when it has no excitation: μ_i = M_i / T (z_μ = M_i), α_{·,i} = 0 — which it is
+        exactly when the KKT condition holds there, ∂/∂z_j ≥ 0 for every α (with l1: η ≥ (T/M_i) Σ_m E_j(τ_m) − C_j).
+        None otherwise (or when there is no α column)."""
+        if not np.any(self.cols > 0) or not np.any(self.cols == 0):
+            return None
+        z = np.where(self.cols == 0, float(self.m), 0.0)
+        f, g = self.fun(z)
+        return z if math.isfinite(f) and np.all(g[self.cols > 0] >= 0) else None
 
     def _snap_zeros(self, z: np.ndarray, ok: bool, gtol: float) -> tuple[np.ndarray, bool]:
         """An active-set step for the last digits: an α left a hair above its bound (z_j ≤ 10⁻⁶ M_i expected events,
