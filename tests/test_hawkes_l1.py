@@ -96,6 +96,9 @@ def test_eta_bic_finds_the_true_support_and_its_path_is_what_it_says():
     ll = support_log_likelihood(stream, ExponentialKernel(beta=BETA), mask)
     assert chosen["bic"] == pytest.approx(-2 * ll + (mask.sum() + 2) * math.log(stream.n_events), rel=1e-9)
     assert "least BIC" in repr(fit)
+    cold = fit_hawkes(stream, beta=BETA, penalty="l1", eta=fit.eta)  # the path starts each η from the last: same fit
+    assert np.array_equal(cold.alpha > 0, fit.alpha > 0) and np.allclose(cold.alpha, fit.alpha, rtol=1e-6, atol=1e-9)
+    assert cold.mu == pytest.approx(fit.mu, rel=1e-6)
 
 
 def test_a_named_eta_needs_l1_and_a_known_name():

@@ -182,10 +182,11 @@ def _candidates(kernel: Any, beta: Any, beta_grid: Any, kernel_params: dict, str
     return [as_kernel(kernel, **kernel_params)]
 
 
-def _fit_one(kern, stream, penalty, eta, maxiter, gtol, untimed=()):
+def _fit_one(kern, stream, penalty, eta, maxiter, gtol, untimed=(), warm=None):
     """One candidate kernel: per target, build its design matrix, solve, keep θ̂ and its standard errors, and free
     the matrix before the next target (no per-event array outlives its target, nor any candidate its fit).
-    The ``untimed`` sources get no α column (α_{j,·} = 0): their gaps are not in the data."""
+    The ``untimed`` sources get no α column (α_{j,·} = 0): their gaps are not in the data. ``warm`` (the η path's):
+    {(kernel, target): solution} to start from, updated with this fit's."""
     n = stream.n_nodes
     times, nodes = stream.times, stream.nodes
     totals = total_integrals(kern, times, nodes, n, stream.end_time)
@@ -202,7 +203,10 @@ def _fit_one(kern, stream, penalty, eta, maxiter, gtol, untimed=()):
             continue
         A /= c[cols]  # in place: X_i → A_i = X_i / c, what _TargetProblem.from_design computes
         prob = _TargetProblem(A, c, penalty, eta)
-        z, ok, nit = prob.solve(maxiter, gtol)
+        key = (repr(kern), i)
+        z, ok, nit = prob.solve(maxiter, gtol, None if warm is None else warm.get(key))
+        if warm is not None:
+            warm[key] = z
         theta = prob.theta(z)
         mu[i], alpha[:, i] = theta[0], theta[1:]
         se = prob.stderr(z)
@@ -308,6 +312,7 @@ def fit_hawkes(
     maxiter: int = 2000,
     gtol: float = 1e-8,
     ties: Any = None,
+    _warm_starts: dict | None = None,
 ) -> FitResult:
     """Fit μ ≥ 0 and α ≥ 0 (``alpha[source, target]``) by penalised maximum likelihood,
     (μ̂, α̂) ∈ argmax {ℓ_β(μ, α; D) − η Ω(α)}, for each candidate kernel, and keep the best stable one.
@@ -349,7 +354,7 @@ def fit_hawkes(
         # the per-target problems are small: a threaded BLAS only adds contention (measured 5-50x slower
         # with two busy cores in benchmarks/hawkes.py), so the solves run single-threaded
         with _blas_controller().limit(limits=1, user_api="blas"):
-            cand = _fit_one(kern, stream, penalty, eta, maxiter, gtol, untimed)
+            cand = _fit_one(kern, stream, penalty, eta, maxiter, gtol, untimed, _warm_starts)
         if validation is not None:
             cand.validation_log_likelihood = cand.model.log_likelihood(validation, history=history)
         candidates.append(cand)
@@ -400,7 +405,8 @@ def _fit_by_criterion(stream: EventStream, criterion: str, started: float, args:
     penalised fit, its warnings issued once, the path attached as ``.eta_path``."""
     kernels = _candidates(args["kernel"], args["beta"], args["beta_grid"], dict(args["kernel_params"] or {}), stream)
     with _blas_controller().limit(limits=1, user_api="blas"):  # small solves: threads only contend (see below)
-        fit, path = bic_path(stream, lambda e: fit_hawkes(stream, eta=e, **args), kernels,
+        warm: dict = {}  # each (kernel, target)'s solution at the previous η: the next one starts there
+        fit, path = bic_path(stream, lambda e: fit_hawkes(stream, eta=e, _warm_starts=warm, **args), kernels,
                              _untimed_sources(stream.ties))
     for text in fit.warnings:  # once, at fit_hawkes's caller (the path's fits held theirs back)
         warnings.warn(text, UserWarning, stacklevel=3)

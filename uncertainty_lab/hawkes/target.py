@@ -73,11 +73,19 @@ class _TargetProblem:
             return -math.inf
         return float(np.log(lam).sum() - self.c @ self.theta(z))
 
-    def solve(self, maxiter: int, gtol: float) -> tuple[np.ndarray, bool, int]:
+    def solve(self, maxiter: int, gtol: float, start: np.ndarray | None = None) -> tuple[np.ndarray, bool, int]:
+        """(z, converged, iterations): the closed form when α = 0 is optimal; else, given a ``start`` (a nearby
+        problem's solution: the η path), projected Newton from it, kept when it passes the KKT check; else L-BFGS-B
+        from a neutral start, polished."""
         m = self.m
         z_null = self._no_excitation()
         if z_null is not None:
             return z_null, True, 0
+        if start is not None and np.shape(start) == self.lower.shape:
+            z, ok = self._polish(np.maximum(np.asarray(start, dtype=float), self.lower), gtol)
+            z, ok = self._snap_zeros(z, ok, gtol)
+            if ok:
+                return z, True, 0
         z0 = np.empty(self.cols.size)
         z0[self.cols == 0] = 0.5 * m
         z0[self.cols > 0] = 0.5 * m / max(1, int((self.cols > 0).sum()))
