@@ -1,5 +1,5 @@
 """Notebook 02's known-truth panel (uncertainty_lab/widgets/world_cascade.py): the scaled world keeps the stationary
-rates, the panel reports memory precision 0 without excitation, and the explorer shows an error instead of raising."""
+rates, the panel reports memory precision 0 without excitation (and an empty Hawkes memory: the L1 fit finds α̂ = 0), and the explorer shows an error instead of raising."""
 
 from __future__ import annotations
 
@@ -26,11 +26,18 @@ def test_scaled_world_keeps_the_rates_and_scales_rho(tmp_path, strength):
 
 
 def test_panel_without_excitation_has_no_true_ancestors(tmp_path):
-    panel = world_panel(0.0, runs=2, steps=4, embedder=WordEmbedder(), out_dir=tmp_path)
-    assert {r["memory_precision"] for r in panel.result.run_rows()} == {0.0}
+    with pytest.warns(UserWarning, match="β is undetermined"):  # the L1 fit finds α̂ = 0, the truth
+        panel = world_panel(0.0, runs=2, steps=4, embedder=WordEmbedder(), out_dir=tmp_path)
+    assert not panel.result.setup.fit.alpha.any()
+    rows = panel.result.run_rows()
+    assert {r["memory_precision"] for r in rows if r["selector"] in ("recency", "random")} == {0.0}
+    assert all(r["memory_empty"] == 1 for r in rows if r["selector"].startswith("hawkes"))  # nothing excites
+    assert "empty memory" in str(panel.table)
     assert panel.recovery["rho"] == 0.0 and "memory precision" in panel._repr_html_()
     fig = draw_world_panel(panel)
     assert len(fig.axes) == 2
+    ticks = [t.get_text() for t in fig.axes[0].get_xticklabels()]
+    assert ticks[:2] == ["hawkes", "hawkes_score"] and sum("empty" in t.get_text() for t in fig.axes[0].texts) == 2
 
 
 def test_explorer_shows_errors(monkeypatch):

@@ -90,7 +90,8 @@ class CascadeConfig(LabConfig):
     beta_grid: list[float] | None = setting(list(DEFAULT_BETA_GRID), "candidate decays β of the exponential kernel "
                                             "(per hour), chosen by likelihood among stable fits")
     penalty: str = setting("none", "fit_hawkes penalty on α ('none', 'l1', 'l2')")
-    eta: float = setting(0.0, "fit_hawkes penalty strength")
+    eta: float | str = setting(0.0, "fit_hawkes penalty strength η >= 0, or 'bic' with penalty 'l1': the η of least "
+                                    "BIC on the L1 path, chosen on the training events alone")
     n_train: int = setting(198, "events of the chronological split that train the fit; the rest are held out")
     data: Any = setting({"loader": "shipped_news"}, "the events: {loader, path?, ...options} with loader "
                         "'shipped_news' (path: a JSONL in its schema) or 'gdelt' (path, domain_to_node, format, "
@@ -120,6 +121,7 @@ class CascadeConfig(LabConfig):
         if self.wide_window is False:
             self.wide_window = None
         self.beta_grid = _checked_beta_grid(self.beta_grid)
+        _check_penalty(self.penalty, self.eta)
         _check_text_settings(self)
         if self.dataset is not None:
             self.data = deprecated_data(self.data, {"loader": "shipped_news", "path": self.dataset}, old="dataset",
@@ -179,6 +181,23 @@ def _checked_beta_grid(grid: Any) -> list[float] | None:
     if not grid or any(not isinstance(b, (int, float)) or not b > 0 for b in grid):
         raise CascadeError(f"beta_grid must be a list of decays > 0 (per hour), got {grid!r}")
     return grid
+
+
+def _check_penalty(penalty: Any, eta: Any) -> None:
+    """penalty names one of fit_hawkes's; eta is a number >= 0, or 'bic' with penalty 'l1' (read before any data)."""
+    from ..hawkes.fit import PENALTIES
+    from ..hawkes.l1_path import CRITERIA
+
+    if penalty not in PENALTIES:
+        raise CascadeError(f"penalty must be one of {list(PENALTIES)}, got {penalty!r}")
+    if isinstance(eta, str):
+        if eta not in CRITERIA or penalty != "l1":
+            raise CascadeError(f"eta = {eta!r}: a named eta must be one of {list(CRITERIA)} and needs penalty = "
+                               f"'l1' (got penalty = {penalty!r}); or give a number >= 0")
+    elif isinstance(eta, bool) or not isinstance(eta, (int, float)) or not eta >= 0:
+        raise CascadeError(f"eta must be a number >= 0 or 'bic', got {eta!r}")
+    elif penalty == "none" and eta != 0:
+        raise CascadeError(f"eta = {eta} has no effect with penalty = 'none'; set penalty = 'l1' or 'l2'")
 
 
 def _check_text_settings(config: CascadeConfig) -> None:

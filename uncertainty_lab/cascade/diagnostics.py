@@ -198,7 +198,7 @@ class Trend:
 
 
 def trend(values: Sequence[float], steps: Sequence[float] | None = None, *, level: float = 0.95) -> Trend:
-    """Fit value = a + b·step by OLS (statsmodels) on the defined values; label by the ``level`` CI of b:
+    """Fit value = a + b·step by OLS on the defined values; label by the ``level`` CI of b:
     increasing (CI > 0), decreasing (CI < 0), flat (CI contains 0); undetermined with < 3 values."""
     y = np.asarray(values, dtype=float)
     x = np.arange(1, y.size + 1, dtype=float) if steps is None else np.asarray(steps, dtype=float)
@@ -212,15 +212,17 @@ def trend(values: Sequence[float], steps: Sequence[float] | None = None, *, leve
             b, a = np.polyfit(x, y, 1)
             return Trend(float(b), math.nan, math.nan, float(a), "undetermined", n, level)
         return Trend(math.nan, math.nan, math.nan, math.nan, "undetermined", n, level)
-    import statsmodels.api as sm
+    from scipy import stats
 
-    with warnings.catch_warnings(), np.errstate(all="ignore"):
-        warnings.simplefilter("ignore")
-        fit = sm.OLS(y, sm.add_constant(x)).fit()
-        lo, hi = (float(v) for v in np.asarray(fit.conf_int(alpha=1.0 - level))[1])
-    a, b = (float(v) for v in fit.params)
-    if not (math.isfinite(lo) and math.isfinite(hi)):  # a perfect fit: zero residual variance
-        lo = hi = b
+    # the closed form of OLS with one regressor (what statsmodels' OLS computes; importing it cost 2–12 s per process):
+    # b = Sxy/Sxx, a = ȳ − b x̄, se(b) = √(SSR/(n − 2)/Sxx), CI = b ± t_{n−2} se(b); a perfect fit gives CI = [b, b]
+    xc = x - x.mean()
+    sxx = float(xc @ xc)
+    b = float(xc @ (y - y.mean())) / sxx
+    a = float(y.mean() - b * x.mean())
+    resid = y - (a + b * x)
+    half = float(stats.t.ppf(0.5 + level / 2, n - 2)) * math.sqrt(float(resid @ resid) / (n - 2) / sxx)
+    lo, hi = b - half, b + half
     label = "increasing" if lo > 0 else "decreasing" if hi < 0 else "flat"
     return Trend(b, lo, hi, a, label, n, level)
 

@@ -51,7 +51,7 @@ from .diagnostics import evaluate_run
 from .headlines import clean_headline, copy_rate
 from .prompt import PROMPTS, headline_prompt
 from .record import CascadeResumeError, CascadeRun
-from .result import CascadeExperimentResult, CascadeResult
+from .result import CascadeExperimentResult, CascadeResult, _penalty_text
 from .run import simulate_cascade
 
 __all__ = [
@@ -130,7 +130,8 @@ class CascadeSetup:
             "per node (train / held out): " + ", ".join(f"{n} {counts_tr.get(n, 0)}/{counts_te.get(n, 0)}"
                                                         for n in self.nodes),
             f"Hawkes fit on the {self.train_stream.n_events} training events, window [{self.train_stream.start_time:g}, "
-            f"{self.train_stream.end_time:.1f}] h: β = {_beta_text(self.fit)}, ρ(G) = {m.spectral_radius():.3f}",
+            f"{self.train_stream.end_time:.1f}] h: β = {_beta_text(self.fit)}, ρ(G) = {m.spectral_radius():.3f}"
+            + _penalty_text(self.fit),
             f"seed event e_0: t = {self.seed_event.time:.1f} h, {self.nodes[self.seed_event.node]}: "
             f"{self.seed_event.text}",
         ]

@@ -55,6 +55,14 @@ def _beta_line(fit: Any, grid: Any) -> str:
     return f"β = {fit.beta:g} /h chosen from {list(grid or [])} by likelihood among stable fits"
 
 
+def _penalty_text(fit: Any) -> str:
+    """``""`` for an unpenalised fit, else the penalty, η and how η was chosen, and how many α̂ are non-zero."""
+    if getattr(fit, "penalty", "none") == "none":
+        return ""
+    how = f", the least BIC of {len(fit.eta_path)} on the L1 path" if getattr(fit, "eta_path", None) else ""
+    return f"; {fit.penalty} penalty η = {fit.eta:.3g}{how}: {int((fit.alpha > 0).sum())} of {fit.alpha.size} α̂ > 0"
+
+
 def _timing_line(fit: Any) -> str:
     note = getattr(fit, "timing_note", "")
     return f" (no timing information: {note})" if note else ""
@@ -214,7 +222,7 @@ class CascadeResult(LabResult):
             f"{c.runs} run(s) per condition, {c.steps} steps each, run r seeded {c.seed} + r (shared by every "
             "selector and k: same event schedule, only the memory differs).",
             f"Hawkes model: exponential kernel, {_beta_line(s.fit, c.beta_grid)}, ρ(G) = {m.spectral_radius():.3f}"
-            f"{_timing_line(s.fit)}; fitted on the {s.train_stream.n_events} "
+            f"{_penalty_text(s.fit)}{_timing_line(s.fit)}; fitted on the {s.train_stream.n_events} "
             f"training events only (t ≤ {s.train_stream.end_time:.1f} h). Seed event: the last training event.",
             f"Evaluation embedder: {self.embedder_name} — a sentence encoder independent of the generator (the "
             "paper's embedder shared the generator's source, which can inflate alignment). References: the "
@@ -271,6 +279,8 @@ class CascadeResult(LabResult):
             "rho": s.model.spectral_radius(), "log_likelihood": s.fit.log_likelihood,
             "n_events": s.fit.n_events, "train_start": s.train_stream.start_time, "train_end": s.train_stream.end_time,
             "candidates": s.fit.table.to_dicts(), "warnings": list(s.fit.warnings),
+            "penalty": getattr(s.fit, "penalty", "none"), "eta": getattr(s.fit, "eta", 0.0),
+            "eta_path": None if getattr(s.fit, "eta_path", None) is None else s.fit.eta_path.to_dicts(),
         }
         ties = getattr(s.data_report, "ties_report", None)
         if ties is not None:

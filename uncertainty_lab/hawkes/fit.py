@@ -20,7 +20,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from scipy.optimize import minimize
 from threadpoolctl import ThreadpoolController
 
 from ..table import Table
@@ -29,8 +28,10 @@ from .events import EventStream
 from .excitation import design_matrices, total_integrals
 from .fitreport import beta_undetermined, candidate_table
 from .kernels import ExponentialKernel, as_kernel
+from .l1_path import CRITERIA, bic_path
 from .memory import memory_warning
 from .model import HawkesModel
+from .target import _TargetProblem
 from .ties import StreamTies, tie_warning, timing_note
 from .tiescale import tie_scale_warning
 
@@ -98,6 +99,8 @@ class FitResult:
     untimed_sources: tuple[int, ...] = ()
     timing_note: str = ""
     beta_note: str = ""
+    #: with ``eta="bic"``: the η path (one row per η: support size, refit log-likelihood, BIC, selected)
+    eta_path: Table | None = None
 
     @property
     def beta(self) -> float | None:
@@ -130,7 +133,8 @@ class FitResult:
             + f"  log-likelihood {self.log_likelihood:.6g} on {self.n_events} events"
             + (f", held-out {self.validation_log_likelihood:.6g}" if not math.isnan(self.validation_log_likelihood) else "")
             + f"; ρ(G) = {rho:.4g}; converged: {'yes' if self.converged else 'NO'}; penalty {self.penalty}"
-            + (f" (η = {self.eta:g})" if self.penalty != "none" else "")
+            + (f" (η = {self.eta:g}" + (f", the least BIC of {len(self.eta_path)} on the L1 path"
+                                         if self.eta_path is not None else "") + ")" if self.penalty != "none" else "")
             + f"; {self.seconds:.3g} s\n"
         )
         with np.printoptions(precision=4, suppress=True, linewidth=100):
@@ -144,131 +148,6 @@ class FitResult:
 
 def _indent(x: Any, pad: str = "    ") -> str:
     return "\n".join(pad + line for line in str(x).splitlines())
-
-
-class _TargetProblem:
-    """−(ℓ_i − η Ω) / M_i in scaled variables z_k = c_k θ_k (θ = (μ_i, α_{0,i}, …, α_{N−1,i}),
-    c = (T − t0, C_0, …, C_{N−1})), so that the linear part is Σ z and every variable counts expected events.
-
-    ``A`` is the design matrix X_i = [1, E_j(τ_m)] of the active columns (c_k > 0) divided by c_k — the only
-    per-event array kept (8 bytes per event and column); :meth:`from_design` builds it from a full X."""
-
-    def __init__(self, A: np.ndarray, c: np.ndarray, penalty: str, eta: float):
-        self.A, self.c, self.m = A, c, A.shape[0]
-        self.cols = np.flatnonzero(c > 0)
-        self.penalty, self.eta = penalty, eta
-        is_alpha = self.cols > 0
-        self.pen_l1 = np.where(is_alpha, eta / c[self.cols], 0.0) if penalty == "l1" else None
-        self.pen_l2 = np.where(is_alpha, eta / c[self.cols] ** 2, 0.0) if penalty == "l2" else None
-        self.lower = np.where(is_alpha, 0.0, 1e-12 * max(self.m, 1))
-
-    @classmethod
-    def from_design(cls, X: np.ndarray, c: np.ndarray, penalty: str, eta: float) -> _TargetProblem:
-        """The problem for a design matrix X with a column per entry of c (inactive ones, c_k = 0, dropped)."""
-        cols = np.flatnonzero(c > 0)
-        return cls(X[:, cols] / c[cols], c, penalty, eta)
-
-    def theta(self, z: np.ndarray) -> np.ndarray:
-        out = np.zeros(self.c.size)
-        out[self.cols] = z / self.c[self.cols]
-        return out
-
-    def fun(self, z: np.ndarray) -> tuple[float, np.ndarray]:
-        lam = self.A @ z
-        if np.any(lam <= 0):
-            return math.inf, np.full(z.size, np.nan)
-        f = -np.log(lam).sum() + z.sum()
-        g = -(self.A.T @ (1.0 / lam)) + 1.0
-        if self.pen_l1 is not None:
-            f += self.pen_l1 @ z
-            g = g + self.pen_l1
-        if self.pen_l2 is not None:
-            f += self.pen_l2 @ (z * z)
-            g = g + 2.0 * self.pen_l2 * z
-        return f / self.m, g / self.m
-
-    def hess(self, z: np.ndarray) -> np.ndarray:
-        lam = self.A @ z
-        h = (self.A / lam[:, None]).T @ (self.A / lam[:, None])
-        if self.pen_l2 is not None:
-            h = h + np.diag(2.0 * self.pen_l2)
-        return h / self.m
-
-    def loglik(self, z: np.ndarray) -> float:
-        """ℓ_i = Σ log λ_i(τ_m) − c·θ at z (unpenalised), with λ = A z = X θ."""
-        lam = self.A @ z
-        if np.any(lam <= 0):
-            return -math.inf
-        return float(np.log(lam).sum() - self.c @ self.theta(z))
-
-    def solve(self, maxiter: int, gtol: float) -> tuple[np.ndarray, bool, int]:
-        m = self.m
-        z0 = np.empty(self.cols.size)
-        z0[self.cols == 0] = 0.5 * m
-        z0[self.cols > 0] = 0.5 * m / max(1, int((self.cols > 0).sum()))
-        bounds = [(lo, None) for lo in self.lower]
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", RuntimeWarning)
-            res = minimize(self.fun, z0, jac=True, method="L-BFGS-B", bounds=bounds,
-                           options={"maxiter": maxiter, "ftol": 1e-15, "gtol": gtol, "maxcor": 30})
-        z = np.maximum(res.x, self.lower)
-        z, ok = self._polish(z, gtol)
-        return z, bool(res.success or ok), int(res.nit)
-
-    def _polish(self, z: np.ndarray, gtol: float) -> tuple[np.ndarray, bool]:
-        """A few projected Newton steps with the exact Hessian on the free variables (L-BFGS-B's last
-        digits), then the KKT check: |grad| ≤ gtol on free variables, grad ≥ −gtol at the bound."""
-        for _ in range(20):
-            f, g = self.fun(z)
-            at_bound = (z <= self.lower * (1 + 1e-9)) & (g > 0)
-            free = ~at_bound
-            if not free.any():
-                break
-            if np.max(np.abs(g[free])) <= gtol * 1e-3:
-                break
-            h = self.hess(z)[np.ix_(free, free)]
-            try:
-                step = np.linalg.solve(h, g[free])
-            except np.linalg.LinAlgError:
-                break
-            t = 1.0
-            improved = False
-            while t > 1e-8:
-                trial = z.copy()
-                trial[free] = np.maximum(z[free] - t * step, self.lower[free])
-                ft, _ = self.fun(trial)
-                if ft <= f:
-                    z, improved = trial, True
-                    break
-                t *= 0.5
-            if not improved:
-                break
-        f, g = self.fun(z)
-        at_bound = z <= self.lower * (1 + 1e-9)
-        ok = bool(np.all(np.abs(g[~at_bound]) <= gtol) and np.all(g[at_bound] >= -gtol)) if math.isfinite(f) else False
-        return z, ok
-
-    def stderr(self, z: np.ndarray) -> np.ndarray:
-        """Standard errors of θ: sqrt(diag(H_free⁻¹)) with H = Xᵀ diag(1/λ²) X (+ 2η for l2) on the free
-        variables (X = A·c, so H = c (Aᵀ diag(1/λ²) A) c); NaN at the bound and for inactive columns."""
-        out = np.full(self.c.size, np.nan)
-        lam = self.A @ z
-        free = z > self.lower * (1 + 1e-6) + 1e-9 * max(self.m, 1)
-        if not free.any():
-            return out
-        theta_cols = self.cols[free]
-        b = self.A[:, free]
-        b /= lam[:, None]
-        cf = self.c[theta_cols]
-        h = (b.T @ b) * np.outer(cf, cf)
-        if self.pen_l2 is not None:
-            h = h + np.diag(np.where(theta_cols > 0, 2.0 * self.eta, 0.0))
-        try:
-            cov = np.linalg.inv(h)
-        except np.linalg.LinAlgError:
-            return out
-        out[theta_cols] = np.sqrt(np.clip(np.diag(cov), 0.0, None))
-        return out
 
 
 def _candidates(kernel: Any, beta: Any, beta_grid: Any, kernel_params: dict, stream: EventStream) -> list:
@@ -303,10 +182,11 @@ def _candidates(kernel: Any, beta: Any, beta_grid: Any, kernel_params: dict, str
     return [as_kernel(kernel, **kernel_params)]
 
 
-def _fit_one(kern, stream, penalty, eta, maxiter, gtol, untimed=()):
+def _fit_one(kern, stream, penalty, eta, maxiter, gtol, untimed=(), warm=None):
     """One candidate kernel: per target, build its design matrix, solve, keep θ̂ and its standard errors, and free
     the matrix before the next target (no per-event array outlives its target, nor any candidate its fit).
-    The ``untimed`` sources get no α column (α_{j,·} = 0): their gaps are not in the data."""
+    The ``untimed`` sources get no α column (α_{j,·} = 0): their gaps are not in the data. ``warm`` (the η path's):
+    {(kernel, target): solution} to start from, updated with this fit's."""
     n = stream.n_nodes
     times, nodes = stream.times, stream.nodes
     totals = total_integrals(kern, times, nodes, n, stream.end_time)
@@ -323,7 +203,10 @@ def _fit_one(kern, stream, penalty, eta, maxiter, gtol, untimed=()):
             continue
         A /= c[cols]  # in place: X_i → A_i = X_i / c, what _TargetProblem.from_design computes
         prob = _TargetProblem(A, c, penalty, eta)
-        z, ok, nit = prob.solve(maxiter, gtol)
+        key = (repr(kern), i)
+        z, ok, nit = prob.solve(maxiter, gtol, None if warm is None else warm.get(key))
+        if warm is not None:
+            warm[key] = z
         theta = prob.theta(z)
         mu[i], alpha[:, i] = theta[0], theta[1:]
         se = prob.stderr(z)
@@ -361,8 +244,9 @@ def _blas_controller() -> ThreadpoolController:
     return ThreadpoolController()
 
 
-def _check_fit_args(stream: Any, penalty: str, eta: Any) -> float:
-    """The training stream, the penalty and its strength η checked; η as a float."""
+def _check_fit_args(stream: Any, penalty: str, eta: Any) -> float | str:
+    """The training stream, the penalty and its strength η checked; η as a float, or the name of the criterion
+    that chooses it (``"bic"``, with the L1 penalty only: it scores the supports the L1 path proposes)."""
     if not isinstance(stream, EventStream):
         raise HawkesError(
             f"stream must be an EventStream, got {type(stream).__name__}; build one with "
@@ -372,10 +256,15 @@ def _check_fit_args(stream: Any, penalty: str, eta: Any) -> float:
         raise HawkesError(f"stream has an empty window [{stream.start_time}, {stream.end_time}]; pass end_time > start_time")
     if penalty not in PENALTIES:
         raise HawkesError(f"penalty must be one of {list(PENALTIES)}, got {penalty!r}")
+    if isinstance(eta, str) and eta in CRITERIA:
+        if penalty != "l1":
+            raise HawkesError(f"eta={eta!r} chooses η along the L1 path (the supports it scores need exact zeros); "
+                              f"pass penalty='l1', or a number for eta with penalty={penalty!r}")
+        return eta
     try:
         eta = float(eta)
     except (TypeError, ValueError):
-        raise HawkesError(f"eta must be a number >= 0, got {eta!r}") from None
+        raise HawkesError(f"eta must be a number >= 0 or one of {list(CRITERIA)}, got {eta!r}") from None
     if not (math.isfinite(eta) and eta >= 0):
         raise HawkesError(f"eta must be a finite number >= 0, got {eta!r}")
     if penalty == "none" and eta != 0:
@@ -416,13 +305,14 @@ def fit_hawkes(
     beta: float | None = None,
     beta_grid: Any = None,
     penalty: str = "none",
-    eta: float = 0.0,
+    eta: float | str = 0.0,
     validation: EventStream | None = None,
     *,
     kernel_params: dict | None = None,
     maxiter: int = 2000,
     gtol: float = 1e-8,
     ties: Any = None,
+    _warm_starts: dict | None = None,
 ) -> FitResult:
     """Fit μ ≥ 0 and α ≥ 0 (``alpha[source, target]``) by penalised maximum likelihood,
     (μ̂, α̂) ∈ argmax {ℓ_β(μ, α; D) − η Ω(α)}, for each candidate kernel, and keep the best stable one.
@@ -432,6 +322,8 @@ def fit_hawkes(
       Any other ``kernels`` plugin name (with ``kernel_params``), an instance, or a list of instances to
       choose among may be given; their shape parameters stay fixed.
     - ``penalty``: ``"none"``, ``"l1"`` (Ω = Σ α_{j,i}) or ``"l2"`` (Ω = Σ α_{j,i}²), strength ``eta`` ≥ 0.
+      With ``"l1"``, ``eta="bic"`` chooses η on this stream alone: the BIC of each support's ML refit along the path
+      η_max·10^(−3…0) (:mod:`~uncertainty_lab.hawkes.l1_path`; the path is ``.eta_path``, the choice ``.eta``).
     - ``validation``: an EventStream to choose the candidate by held-out log-likelihood. If it starts at or
       after ``stream.end_time`` (e.g. the later half of :meth:`EventStream.split`) its likelihood is
       conditioned on ``stream``; a stream starting at 0 is treated as an independent realisation.
@@ -447,18 +339,22 @@ def fit_hawkes(
     """
     started = time.perf_counter()
     eta = _check_fit_args(stream, penalty, eta)
+    if isinstance(eta, str):
+        return _fit_by_criterion(stream, eta, started, dict(
+            kernel=kernel, beta=beta, beta_grid=beta_grid, penalty=penalty, validation=validation,
+            kernel_params=kernel_params, maxiter=maxiter, gtol=gtol, ties=ties))
     history = _validation_history(stream, validation)
     kernels = _candidates(kernel, beta, beta_grid, dict(kernel_params or {}), stream)
     notes = _warned(memory_warning(stream))  # before the work starts: a fit too big for memory says so first
     stream_ties = stream.ties
-    untimed = tuple(np.flatnonzero(stream_ties.events).tolist()) if stream_ties.untimed else stream_ties.untimed_nodes
+    untimed = _untimed_sources(stream_ties)
 
     candidates = []
     for kern in kernels:
         # the per-target problems are small: a threaded BLAS only adds contention (measured 5-50x slower
         # with two busy cores in benchmarks/hawkes.py), so the solves run single-threaded
         with _blas_controller().limit(limits=1, user_api="blas"):
-            cand = _fit_one(kern, stream, penalty, eta, maxiter, gtol, untimed)
+            cand = _fit_one(kern, stream, penalty, eta, maxiter, gtol, untimed, _warm_starts)
         if validation is not None:
             cand.validation_log_likelihood = cand.model.log_likelihood(validation, history=history)
         candidates.append(cand)
@@ -497,3 +393,22 @@ def _timing_notes(candidates: list, best: Any, stream_ties: Any, untimed: tuple,
     if beta_note and not tied:
         notes += _warned(beta_note)
     return notes
+
+
+def _untimed_sources(stream_ties: Any) -> tuple[int, ...]:
+    """The sources whose gaps are not in the data (α_{j,·} = 0, not fitted): every node when all events tie."""
+    return tuple(np.flatnonzero(stream_ties.events).tolist()) if stream_ties.untimed else stream_ties.untimed_nodes
+
+
+def _fit_by_criterion(stream: EventStream, criterion: str, started: float, args: dict) -> FitResult:
+    """``fit_hawkes`` with η chosen by ``criterion`` along the L1 path (:func:`.l1_path.bic_path`): the chosen
+    penalised fit, its warnings issued once, the path attached as ``.eta_path``."""
+    kernels = _candidates(args["kernel"], args["beta"], args["beta_grid"], dict(args["kernel_params"] or {}), stream)
+    with _blas_controller().limit(limits=1, user_api="blas"):  # small solves: threads only contend (see below)
+        warm: dict = {}  # each (kernel, target)'s solution at the previous η: the next one starts there
+        fit, path = bic_path(stream, lambda e: fit_hawkes(stream, eta=e, _warm_starts=warm, **args), kernels,
+                             _untimed_sources(stream.ties))
+    for text in fit.warnings:  # once, at fit_hawkes's caller (the path's fits held theirs back)
+        warnings.warn(text, UserWarning, stacklevel=3)
+    fit.eta_path, fit.seconds = path, time.perf_counter() - started
+    return fit

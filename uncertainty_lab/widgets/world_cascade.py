@@ -116,14 +116,15 @@ def world_panel(strength: float = 1.0, *, runs: int = 6, steps: int = 20, embedd
     config = {"selectors": list(SELECTORS), "ks": [3], "runs": int(runs), "steps": int(steps), "seed": int(seed),
               "llm": f"world:{path}", "data": {"loader": "world", "path": str(path)}, "prompt": "default",
               "clean": False, "n_train": n_events - _HELD_OUT, "out_dir": str(folder / "runs"), "overwrite": True,
-              "progress": False}
+              "progress": False, "penalty": "l1", "eta": "bic"}  # the paper's penalised fit, as the shipped examples
     result = run_experiment(config, embedder=embedder, save=False)
     rows = []
     for r in result.rows():
         sel = r["selector"]
         paired = sel != "recency"
         rows.append({
-            "selector": sel, "memory precision": f"{r['memory_precision']:.3f}", "mean S": f"{r['mean_S']:.3f}",
+            "selector": sel, "memory precision": "— (empty memory)" if r["memory_empty"] == 1 else
+            f"{r['memory_precision']:.3f}", "mean S": f"{r['mean_S']:.3f}",
             "late S": f"{r['late_S']:.3f}",
             "precision − recency": _ci(paired_difference(result, sel, "recency", 3, name="memory_precision"))
             if paired else "(baseline)",
@@ -147,9 +148,14 @@ def draw_world_panel(panel: WorldPanel):
                              (axes[1], "late_S", "late-stage alignment S")):
         ivs = [interval([r[field] for r in result.run_rows() if r["selector"] == s]) for s in labels]
         means = [iv.mean for iv in ivs]
-        err = [[iv.mean - iv.ci_low if math.isfinite(iv.ci_low) else 0 for iv in ivs],
-               [iv.ci_high - iv.mean if math.isfinite(iv.ci_high) else 0 for iv in ivs]]
-        ax.bar(labels, means, yerr=err, capsize=4, color=["#4C72B0", "#55A868", "#C44E52", "#8172B2"][:len(labels)])
+        err = [[iv.mean - iv.ci_low if math.isfinite(iv.ci_low) and math.isfinite(iv.mean) else 0 for iv in ivs],
+               [iv.ci_high - iv.mean if math.isfinite(iv.ci_high) and math.isfinite(iv.mean) else 0 for iv in ivs]]
+        empty = [not math.isfinite(m) for m in means]  # an empty memory has no precision: say so, keep its slot
+        ax.bar(labels, [0.0 if e else m for e, m in zip(empty, means, strict=True)], yerr=err, capsize=4,
+               color=["#4C72B0", "#55A868", "#C44E52", "#8172B2"][:len(labels)])
+        for x, e in enumerate(empty):
+            if e:
+                ax.text(x, 0, "empty\nmemory", ha="center", va="bottom", fontsize=8, color="#555")
         ax.set_title(title, fontsize=10)
         ax.tick_params(axis="x", labelsize=9)
     fig.suptitle(f"world: excitation × {panel.strength:g} (true ρ = {panel.recovery['rho']:.2f})", fontsize=11)
