@@ -266,3 +266,22 @@ def test_a_kernel_that_keeps_running_over_is_stopped_and_the_rest_is_not_run(tmp
                                                                                    "and was interrupted")
     assert (second["points"], second["status"]) == (0.0, "not-run") and "ran over the 3 s limit" in second["reason"]
     assert outcome["status"] == "timeout"
+
+
+@pytest.mark.parametrize("fast, recorded, expected", [
+    (None, {"fast"}, True), (None, {"full"}, False), (None, {"fast", "full"}, False), (None, set(), False),
+    (True, {"fast", "full"}, True), (True, set(), True), (False, {"full"}, False)])
+def test_the_kernels_replay_in_the_mode_the_recording_holds(fast, recorded, expected):
+    from uncertainty_lab.classroom.grading import GradeConfig, kernel_mode
+
+    assert kernel_mode(GradeConfig(fast=fast), frozenset(recorded)) is expected
+
+
+@pytest.mark.parametrize("fast, recorded, lacks", [(True, {"full"}, "fast"), (False, {"fast"}, "full")])
+def test_grading_in_a_mode_the_recording_lacks_is_one_line_before_anything_runs(fast, recorded, lacks):
+    from uncertainty_lab.classroom.grading import GradeConfig, GradingError, kernel_mode
+
+    with pytest.raises(GradingError, match=rf"holds {next(iter(recorded))}-mode answers .* this run is in {lacks} "
+                                           r"mode .*: grade in the recorded mode") as info:
+        kernel_mode(GradeConfig(fast=fast), frozenset(recorded))
+    assert "\n" not in str(info.value)

@@ -346,8 +346,7 @@ def fit_hawkes(
     history = _validation_history(stream, validation)
     kernels = _candidates(kernel, beta, beta_grid, dict(kernel_params or {}), stream)
     notes = _warned(memory_warning(stream))  # before the work starts: a fit too big for memory says so first
-    stream_ties = stream.ties
-    untimed = _untimed_sources(stream_ties)
+    untimed = _untimed_sources(stream_ties := stream.ties)
 
     candidates = []
     for kern in kernels:
