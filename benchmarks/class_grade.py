@@ -94,8 +94,8 @@ def markdown(args, counts, wall, records, means, load_before, load_after, comman
     per_60 = wall / len(records) * 60
     idle_60 = statistics.mean(cpu) * 60 / args.workers
     lines = [SECTION, "",
-             f"`{command}` ({time.strftime('%Y-%m-%d')}, {machine()}; **shared machine**: load average "
-             f"{load_before} before, {load_after} after — other engineers' jobs ran at the same time). "
+             f"`{command}` ({time.strftime('%Y-%m-%d')}, {machine()}; 1-minute load average {load_before} before, "
+             f"{load_after} after: the run's own two kernels add about 2, more is other work on the machine). "
              f"{len(records)} submissions of lab 03 ({', '.join(f'{v} {k}' for k, v in counts.items())}), "
              f"{'fast' if args.fast else 'full'} mode, replaying the class recording, {args.workers} workers.", "",
              f"- wall time: **{wall:.0f} s** for {len(records)} ({wall / len(records):.1f} s a submission with "
