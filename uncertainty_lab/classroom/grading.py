@@ -230,9 +230,12 @@ class GradingExperiment(Experiment):
         if not target.is_file() and name not in context.setdefault("no_reference", set()):
             print(f"running the instructor's {name} once on the recording (its embeddings start every kernel)",
                   file=sys.stderr, flush=True)
-            if not reference_embeddings(teacher["path"], target, recording=context["recording"], env=context["env"],
-                                        timeout=config.timeout):
+            why = reference_embeddings(teacher["path"], target, recording=context["recording"], env=context["env"],
+                                       timeout=config.timeout)
+            if why:
                 context["no_reference"].add(name)
+                print(f"warning: the instructor's {name} did not run on the recording ({why}); every kernel embeds "
+                      "its own texts (slower, same grades)", file=sys.stderr, flush=True)
         return str(target.absolute()) if target.is_file() else None
 
     def run_unit(self, unit: Unit, config: GradeConfig, context: dict[str, Any]) -> dict[str, Any]:

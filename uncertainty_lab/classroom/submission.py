@@ -201,11 +201,11 @@ def _children_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def reference_embeddings(teacher: Path, target: Path, *, recording: Path, env: dict[str, str], timeout: int) -> bool:
+def reference_embeddings(teacher: Path, target: Path, *, recording: Path, env: dict[str, str], timeout: int) -> str:
     """Run the instructor notebook ``teacher`` (up to its last check) on the recording and save the embeddings it
     computed to ``target`` (:func:`uncertainty_lab.embeddings.save_embeddings`), which every submission's kernel starts
     from: the same texts are never embedded twice, and a kernel whose texts are all there never loads the model.
-    True when written; a failed run writes nothing (grading then embeds as usual)."""
+    ``""`` when written; else why not (a failed run writes nothing, and grading then embeds as usual)."""
     nb = nbformat.read(teacher, as_version=4)
     last = max((i for i, c in enumerate(nb.cells) if _meta(c).get("grade")), default=-1)
     with tempfile.TemporaryDirectory(prefix="ul-reference-") as folder:
@@ -216,13 +216,13 @@ def reference_embeddings(teacher: Path, target: Path, *, recording: Path, env: d
         shutil.copyfile(recording, Path(folder, "cache", recording.name))
         try:
             _run(nb, Path(folder), dict(env, UL_CACHE_DIR=str(Path(folder, "cache"))), timeout)
-        except Exception:  # noqa: BLE001 - the reference run is an optimisation; grading goes on without it
-            return False
+        except Exception as exc:  # noqa: BLE001 - an optimisation: grading goes on without it, and says why
+            return f"{type(exc).__name__}: {excerpt(str(exc), 300)}"
         if not out.is_file():
-            return False
+            return "it wrote no embeddings"
         target.parent.mkdir(parents=True, exist_ok=True)
         os.replace(out, target)
-    return True
+    return ""
 
 
 def _whole(checks: dict, status: str, reason: str, start: float) -> dict[str, Any]:

@@ -158,6 +158,8 @@ def draw_world_panel(panel: WorldPanel):
                 ax.text(x, 0, "empty\nmemory", ha="center", va="bottom", fontsize=8, color="#555")
         ax.set_title(title, fontsize=10)
         ax.tick_params(axis="x", labelsize=9)
+        if field == "memory_precision":
+            ax.set_ylim(0, max([0.05, *(h for iv in ivs if math.isfinite(h := iv.ci_high))]) * 1.1)  # a share: ≥ 0
     fig.suptitle(f"world: excitation × {panel.strength:g} (true ρ = {panel.recovery['rho']:.2f})", fontsize=11)
     return fig
 
