@@ -250,3 +250,23 @@ def test_contractions_are_written_out():
     from uncertainty_lab.semantic.grading_words import canonical
 
     assert canonical("I'm sure they don't") == "i am sure they do not" and canonical("the cat's tail") == "cat s tail"
+
+
+OWL = "Can a barn owl read a newspaper?"
+
+
+@pytest.mark.parametrize("item, answer, label", [
+    ((OWL, N, Y), "The answer to that question is no", "correct"),  # the hedge "the answer to that question is"
+    ((OWL, Y, N), "The answer to that question is no", "wrong"),
+    ((OWL, N, Y), "To be honest, a barn owl cannot", "correct"),  # a framing first clause: read from the next
+    ((OWL, N, Y), "To answer the question, a barn owl can read a newspaper", "wrong"),
+    ((OWL, N, Y), "A possible answer: yes, but no", "wrong"),  # a verdict clause, then the other one
+    ((OWL, N, Y), "A name, a number, No", "wrong"),  # the instruction's opening items echoed, a verdict inside
+    ((OWL, Y, N), "While a barn owl doesn't actually read, it can read a newspaper", "correct"),
+    ((OWL, Y, N), "While barn owls don't actually read newspapers, the species does have a keen eye", "wrong"),
+    (CAPITAL, "In real life, I'm not too sure", "refused"),
+    (CAPITAL, "I'm sorry for the confusion, but as a chatbot, I don't have opinions", "refused"),
+    (CAPITAL, "Not possible to answer with the facts given", "refused"),
+])
+def test_framing_clauses_concessions_and_partial_echoes(item, answer, label):
+    assert grade(item, answer) == label

@@ -27,22 +27,29 @@ _NO_START = ("of course not", "certainly not", "definitely not", "absolutely not
              "no way", "no", "nope", "not", "never", "false", "incorrect")
 _HEDGES = ("i think", "i believe", "i guess", "i would say", "i d say", "my answer is", "final answer", "the answer is",
            "answer is", "answer", "probably", "most likely", "likely", "maybe", "perhaps", "well", "hmm", "um", "uh",
-           "oh", "ok", "okay", "so", "honestly", "in short", "short answer")
+           "oh", "ok", "okay", "so", "honestly", "in short", "short answer", "answer to question is",
+           "answer to that question is", "answer to this question is", "answer to your question is")
+#: a first clause that only frames what follows ("To be honest, a markhor cannot"): read from the next one
+_DISCOURSE = frozenset({"to be honest", "to answer question", "to answer your question", "to answer that question",
+                        "to answer this question", "to elaborate", "to clarify", "in short", "in summary",
+                        "in other words", "frankly", "simply put", "put simply", "in fact", "in reality",
+                        "in real life", "to sum up", "in conclusion", "honestly", "well"})
 _CONCLUDE = frozenset({"so", "therefore", "thus", "hence", "then"})
 _CONTRAST = ("but", "however", "though", "although", "actually", "instead", "whereas", "yet")
 _REPORTING = frozenset({"think", "thinks", "believe", "believes", "claim", "claims", "say", "says", "assume",
                         "assumes", "myth", "mistakenly", "legend", "supposedly"})
 REFUSALS = (
     "i have no comment", "no comment", "i don t know", "i do not know", "i dont know", "don t know", "i m not sure",
-    "i am not sure", "not sure", "i m not entirely sure", "i am not entirely sure", "not entirely sure",
+    "i am not sure", "not sure", "i m not too sure", "not too sure", "i m not entirely sure", "i am not entirely sure", "not entirely sure",
     "i m not quite sure", "not quite sure", "i m not certain", "i am not certain", "i have no idea", "no idea",
     "i cannot answer", "i can t answer", "i can not answer", "i am unable to answer", "i m unable to answer",
     "i m not able to answer", "i am not able to answer", "i cannot say", "i can t say", "i won t answer",
     "i will not answer", "i cannot help", "i can t help", "i cannot tell", "i can t tell", "i d rather not",
     "i prefer not to", "i cannot determine", "i can t determine", "i cannot provide", "i can t provide", "unknown",
-    "hard to say", "cannot be determined", "it is impossible to say", "as chatbot i", "as ai i", "as language model i",
+    "hard to say", "cannot be determined", "not possible to answer", "impossible to answer", "it is impossible to say", "as chatbot i", "as ai i", "as language model i",
     "i don t have capability", "i do not have capability", "i don t have ability", "i do not have ability")
-_COURTESY = ("sorry", "i m sorry", "i am sorry", "unfortunately", "honestly", "but")
+_COURTESY = ("sorry", "i m sorry", "i am sorry", "unfortunately", "honestly", "but", "for error", "for mistake",
+             "for confusion", "for any confusion", "for misunderstanding", "for any misunderstanding", *_DISCOURSE)
 _GOES_ON = ("but", "maybe", "perhaps", "probably", "i think", "i guess", "i believe", "my guess", "though", "however")
 
 _ECHO = re.compile(
@@ -57,8 +64,10 @@ _INSIDE = re.compile(r"(?<=\w)(?:" + HIDDEN.pattern + r")+(?=\w)")
 _LATIN = re.compile(r"[A-Za-z]")
 _OTHER_SCRIPT = re.compile(r"[\u0370-\u03ff\u0400-\u052f]")  # Greek, Cyrillic: the usual homoglyphs of Latin letters
 _WORD = re.compile(r"\w+")
-_CLAUSE = re.compile(r"[;:!?()\[\]—–]|,(?!\d{3}\b)|\.(?!\d)|\s-\s|\n|(?=\b(?:" + "|".join(_CONTRAST) + r")\b)",
-                     re.IGNORECASE)
+#: clause breaks: punctuation, and before a contrast word — but not before an "actually" that a negation modifies
+#: ("Disney doesn't actually have an ice princess" is one clause)
+_CLAUSE = re.compile(r"[;:!?()\[\]—–]|,(?!\d{3}\b)|\.(?!\d)|\s-\s|\n|(?<!n't )(?<!n’t )(?<!not )(?=\b(?:"
+                     + "|".join(_CONTRAST) + r")\b)", re.IGNORECASE)
 def negations(words: list[str]) -> list[str]:
     """The negating words among canonical ``words``; "no" in the idioms "no doubt" and "no question" affirms."""
     return [w for i, w in enumerate(words) if w in NEGATORS
@@ -73,6 +82,8 @@ def strip_echo(text: str) -> str:
 def echoed_instruction(text: str) -> str | None:
     """The worker instruction ``text`` echoes ("a name, a number, yes or no, or a few words"), or None."""
     norm = f" {normalise_answer(text)} "
+    if norm.startswith(" name number "):
+        return "a name, a number, …"  # its opening items, the rest garbled ("A name, a number, No")
     return next((p for p in _INSTRUCTIONS if f" {p} " in norm), None)
 
 
@@ -149,7 +160,7 @@ def read_answer(text: str) -> Answer:
     clauses, contrast = [], set()
     for p in pieces:
         words = canonical(p).split()
-        if not words:
+        if not words or (not clauses and " ".join(words) in _DISCOURSE):
             continue
         if words[0] in _CONTRAST:
             contrast.add(len(clauses))
@@ -205,9 +216,14 @@ def _mixed(said: str, clauses) -> str | None:
         if YES_NO.get(w) == other and (first[i - 1] in ("and", "or", "but", "also", "then", "actually")
                                        or i == len(first) - 1):
             return f"{first[i - 1]} {w}"
-    for c in clauses[1:]:
-        if len(c) <= 2 and YES_NO.get(c[-1]) == other and (len(c) == 1 or c[0] in _CONTRAST or c[0] in _CONCLUDE
-                                                            or c[0] in ("and", "also", "or")):
+    return _short_verdict(other, clauses[1:])
+
+
+def _short_verdict(said: str, clauses) -> str | None:
+    """The first of ``clauses`` that is only the verdict ``said`` ("no", "but no", "so no", "and yes"), or None."""
+    for c in clauses:
+        if len(c) <= 2 and YES_NO.get(c[-1]) == said and (len(c) == 1 or c[0] in _CONTRAST or c[0] in _CONCLUDE
+                                                           or c[0] in ("and", "also", "or")):
             return " ".join(c)
     return None
 
@@ -275,7 +291,11 @@ def verdict(text: str, question: str | None = None) -> tuple[str | None, str]:
         if m:
             return YES_NO[m.group(1)], f"the answer says {m.group(0)!r}"
         if len(c) <= 2 and c[-1] in YES_NO and (len(c) == 1 or c[0] in _CONTRAST or c[0] in _CONCLUDE):
-            return YES_NO[c[-1]], f"the clause {words!r}"
+            said = YES_NO[c[-1]]
+            mixed = _short_verdict("no" if said == "yes" else "yes", [o for o in ans.clauses if o is not c])
+            if mixed:
+                return None, f"a mixed verdict: the clause {words!r} and also {mixed!r}"
+            return said, f"the clause {words!r}"
     if question and len(ans.clauses) > 1 and first[0] in _CONCEDE:
         first = list(ans.clauses[1])  # "While it is a fine game, it is not suited for solo play": the main clause
     if question and _restates(first, question):
