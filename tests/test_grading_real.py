@@ -261,7 +261,8 @@ OWL = "Can a barn owl read a newspaper?"
     ((OWL, N, Y), "To be honest, a barn owl cannot", "correct"),  # a framing first clause: read from the next
     ((OWL, N, Y), "To answer the question, a barn owl can read a newspaper", "wrong"),
     ((OWL, N, Y), "A possible answer: yes, but no", "wrong"),  # a verdict clause, then the other one
-    ((OWL, N, Y), "A name, a number, No", "wrong"),  # the instruction's opening items echoed, a verdict inside
+    ((OWL, N, Y), "A name, a number, No", "wrong"),
+    ((OWL, N, Y), "A definite no", "correct"), ((OWL, Y, N), "A resounding no, sadly", "wrong"),  # the instruction's opening items echoed, a verdict inside
     ((OWL, Y, N), "While a barn owl doesn't actually read, it can read a newspaper", "correct"),
     ((OWL, Y, N), "While barn owls don't actually read newspapers, the species does have a keen eye", "wrong"),
     (CAPITAL, "In real life, I'm not too sure", "refused"),

@@ -185,6 +185,9 @@ VERDICT_CHARS = 4000
 _NOT_VERDICT = frozenset({"doubt", "one", "longer", "answer", "matter", "wonder", "idea", "comment", "sense", "problem",
                           "way", "response", "reply"})
 _ARTICLE_START = re.compile(r"\W*(?:the|a|an)\b", re.IGNORECASE)
+#: a verdict word an article and an adjective introduce ("A definite no", "a resounding yes"): still the verdict
+_QUALIFIED = re.compile(r"\W*(?:a|an) (?:definite|clear|firm|resounding|simple|flat|plain|straight|emphatic) "
+                        r"(yes|no)\b", re.IGNORECASE)
 
 
 #: an opening that calls the claim asked about false ("That's a myth", "That's a common misconception", "That is not
@@ -196,6 +199,9 @@ _DENIES = re.compile(r"(?:that|this|it) (?:s|is|was) (?:just |simply |only )?(?:
 def _opening(first: list[str], text: str) -> tuple[str | None, str | None]:
     """The verdict the first clause opens with and the phrase, or (None, None). "No" as a determiner ("no answer",
     "no one"), or after an article the normaliser dropped ('The "No answer" response'), is no verdict."""
+    m = _QUALIFIED.match(text)
+    if m:
+        return YES_NO[m.group(1).lower()], m.group(0).strip()
     if _ARTICLE_START.match(text):
         return None, None
     m = _DENIES.match(" ".join(first))
