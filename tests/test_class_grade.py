@@ -78,6 +78,8 @@ def graded(tmp_path_factory):
         "gus": (f"    return 2 * x + 0 * len(open({str(root / 'submitted/ada/lab1/tiny.ipynb')!r}).read())",
                 "SEED = 0"),  # reads a sibling's notebook
         "hal": ("    return 2 * x", "SEED = 7"),  # its model request was never recorded
+        "ivy": ("    import os\n    assert 'UL_COURSE_API_TOKEN' not in os.environ, os.environ['UL_COURSE_API_TOKEN']"
+                "\n    return 2 * x", "SEED = 0"),  # looks for the grader's secrets
     }
     for student, (body, seed_cell) in bodies.items():
         folder = root / "submitted" / student / "lab1"
@@ -86,7 +88,9 @@ def graded(tmp_path_factory):
     before = {p: hashlib.sha256(p.read_bytes()).hexdigest() for p in (root / "submitted").rglob("*") if p.is_file()}
     args = ["class", "grade", str(root / "submitted"), "--source", str(root / "notebooks"), "--recording",
             str(root / "class.sqlite"), "--out", str(root / "grades"), "--timeout", "15", "--workers", "2"]
-    code = cli_main(args)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("UL_COURSE_API_TOKEN", "s3cret-of-the-grader")
+        code = cli_main(args)
     return root, args, code, before
 
 
@@ -112,6 +116,17 @@ def test_each_submission_gets_its_points_or_its_problem(graded):
             assert got[(student, check)] == ("0.0", "refused"), (student, check)
             assert f"the submission tried to {what}" in rows[(student, check)]["reason"]
     assert (root / "sentinel.txt").read_text() == "keep me" and not (root / "outside.txt").exists()
+    assert got[("ivy", "check_double")] == ("2.0", "passed")  # the grader's token is not in a kernel's environment
+    assert "s3cret" not in (root / "grades" / "feedback" / "ivy.html").read_text(encoding="utf-8")
+
+
+def test_secrets_are_left_out_of_a_kernels_environment():
+    from uncertainty_lab.classroom.grading import without_secrets
+
+    env = {"PATH": "/bin", "HOME": "/h", "UL_LLM": "replay", "OPENAI_API_KEY": "k", "JUPYTERHUB_API_TOKEN": "t",
+           "AWS_SECRET_ACCESS_KEY": "a", "GITHUB_TOKEN": "g", "PGPASSWORD": "p", "SSH_AUTH_SOCK": "/s",
+           "HF_TOKEN": "h", "DATABASE_URL": "postgres://u:p@h/db"}
+    assert without_secrets(env) == {"PATH": "/bin", "HOME": "/h", "UL_LLM": "replay"}
 
 
 def test_an_answer_missing_from_the_recording_is_the_students_problem(graded):

@@ -15,7 +15,7 @@ of an :class:`~uncertainty_lab.lab.Experiment`, so they run through the package'
 
 The kernels run in replay mode (``UL_LLM=replay``: no model runs; an answer missing from the recording is the
 submission's ``unrecorded`` status) in the mode the recording holds unless ``fast`` says (:func:`kernel_mode`, the
-one place the mode is chosen). A dask cluster at ``scheduler`` must see the same files (a shared disk).
+one place the mode is chosen), with the grader's environment less its secrets (:func:`without_secrets`). A dask cluster at ``scheduler`` must see the same files (a shared disk).
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import shutil
 import sys
 import tempfile
@@ -152,6 +153,18 @@ def _threads_per_kernel(config: GradeConfig) -> int:
     return max(1, cores // kernels)
 
 
+#: environment variables a submission's kernel never sees: a cell can print ``os.environ``
+SECRET_NAMES = re.compile(r"TOKEN|SECRET|PASSW|API_?KEY|ACCESS_?KEY|PRIVATE_?KEY|CREDENTIAL|AUTH|COOKIE|SESSION"
+                          r"|^AWS_|^GH_|^GITHUB_|^SSH_|^GPG_|^PG(?:PASS|USER|HOST)|^DATABASE_URL$|^JUPYTERHUB_",
+                          re.IGNORECASE)
+
+
+def without_secrets(env: dict[str, str]) -> dict[str, str]:
+    """``env`` without the variables :data:`SECRET_NAMES` matches (tokens, keys, passwords, cloud and hub
+    credentials): grading kernels run students' code, which can read and print its environment."""
+    return {k: v for k, v in env.items() if not SECRET_NAMES.search(k)}
+
+
 def _read_roots() -> list[str]:
     """Folders a kernel's libraries read besides the Python installation: the package, the model caches,
     matplotlib's."""
@@ -190,7 +203,7 @@ class GradingExperiment(Experiment):
         from ..tour import kernel_env
 
         fast = kernel_mode(config, recorded_modes(recording))
-        env = kernel_env(fast=fast)
+        env = without_secrets(kernel_env(fast=fast))
         for name in ("UL_REQUEST_LOG", "OLLAMA_HOST", "UL_EMBEDDED_GGUF"):
             env.pop(name, None)
         env.update(UL_LLM="replay", HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1")
