@@ -265,6 +265,14 @@ OWL = "Can a barn owl read a newspaper?"
     ((OWL, N, Y), "A definite no", "correct"), ((OWL, Y, N), "A resounding no, sadly", "wrong"),  # the instruction's opening items echoed, a verdict inside
     ((OWL, Y, N), "While a barn owl doesn't actually read, it can read a newspaper", "correct"),
     ((OWL, Y, N), "While barn owls don't actually read newspapers, the species does have a keen eye", "wrong"),
+    ((OWL, N, Y), "No, a barn owl can actually read a newspaper", "wrong"),  # "actually" splits no clause
+    ((OWL, N, Y), "no, not in so many words, but the answer is yes", "wrong"),  # a later "the answer is yes"
+    ((OWL, N, Y), "It can't", "correct"), ((OWL, Y, N), "It can", "correct"), ((OWL, N, Y), "It can", "wrong"),
+    ((OWL, Y, N), "Yup", "correct"), ((OWL, N, Y), "Indeed no", "correct"),
+    ((OWL, Y, N), "The question of whether a barn owl can read a newspaper is a puzzle", "wrong"),  # asked again
+    ((OWL, Y, N), "To read a newspaper, a barn owl", "wrong"),  # an infinitive phrase asserts nothing
+    (("Do most cats like water?", ["No, most cats do not like water"], ["Yes, most cats like water"]),
+     "No, the majority of cats do not like water", "correct"),
     (CAPITAL, "In real life, I'm not too sure", "refused"),
     (CAPITAL, "I'm sorry for the confusion, but as a chatbot, I don't have opinions", "refused"),
     (CAPITAL, "Not possible to answer with the facts given", "refused"),

@@ -55,6 +55,7 @@ _REWRITES = [(re.compile(rf"\b{a}\b"), b) for a, b in (
     (r"special|unusual", "particular"), (r"appropriate|ideal|suitable|suited|fit for", "suitable"), (r"exists?|existed|existing|actual", "real"),
     (r"u s a|u s|united states(?: of america)?|america", "usa"),
     (r"(?:countless|numerous|multiple|several|lots of|a lot of|plenty of|a number of)", "many"),
+    (r"(?:the )?(?:vast )?majority of", "most"),
 )]
 _FEW, _MANY = frozenset({"few", "rarely", "seldom"}), frozenset({"many", "most", "much"})
 _CONCEPTS = frozenset({"few", "unclear"})

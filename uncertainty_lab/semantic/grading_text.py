@@ -21,10 +21,11 @@ __all__ = ["NEGATORS", "YES_NO", "Answer", "canonical", "disguised", "echoed_ins
            "refusal", "strip_echo", "verdict"]
 
 YES_NO: dict[str, str] = {"yes": "yes", "true": "yes", "no": "no", "false": "no"}
-_YES_START = ("of course", "no doubt", "without doubt", "without a doubt", "yes", "yeah", "yep", "true", "correct",
+_YES_START = ("of course", "no doubt", "without doubt", "without a doubt", "yes", "yeah", "yep", "yup", "true", "correct",
               "sure", "certainly", "definitely", "absolutely", "indeed")
 _NO_START = ("of course not", "certainly not", "definitely not", "absolutely not", "not at all", "by no means",
-             "no way", "no", "nope", "not", "never", "false", "incorrect")
+             "no way", "no", "nope", "not", "never", "false", "incorrect", "indeed no", "indeed not", "certainly no",
+             "definitely no")
 _HEDGES = ("i think", "i believe", "i guess", "i would say", "i d say", "my answer is", "final answer", "the answer is",
            "answer is", "answer", "probably", "most likely", "likely", "maybe", "perhaps", "well", "hmm", "um", "uh",
            "oh", "ok", "okay", "so", "honestly", "in short", "short answer", "answer to question is",
@@ -64,10 +65,10 @@ _INSIDE = re.compile(r"(?<=\w)(?:" + HIDDEN.pattern + r")+(?=\w)")
 _LATIN = re.compile(r"[A-Za-z]")
 _OTHER_SCRIPT = re.compile(r"[\u0370-\u03ff\u0400-\u052f]")  # Greek, Cyrillic: the usual homoglyphs of Latin letters
 _WORD = re.compile(r"\w+")
-#: clause breaks: punctuation, and before a contrast word — but not before an "actually" that a negation modifies
-#: ("Disney doesn't actually have an ice princess" is one clause)
-_CLAUSE = re.compile(r"[;:!?()\[\]—–]|,(?!\d{3}\b)|\.(?!\d)|\s-\s|\n|(?<!n't )(?<!n’t )(?<!not )(?=\b(?:"
-                     + "|".join(_CONTRAST) + r")\b)", re.IGNORECASE)
+#: clause breaks: punctuation, and before a contrast word other than "actually", an adverb inside its clause
+#: ("Disney doesn't actually have an ice princess", "Paris is actually the largest" are one clause each)
+_CLAUSE = re.compile(r"[;:!?()\[\]—–]|,(?!\d{3}\b)|\.(?!\d)|\s-\s|\n|(?=\b(?:"
+                     + "|".join(c for c in _CONTRAST if c != "actually") + r")\b)", re.IGNORECASE)
 def negations(words: list[str]) -> list[str]:
     """The negating words among canonical ``words``; "no" in the idioms "no doubt" and "no question" affirms."""
     return [w for i, w in enumerate(words) if w in NEGATORS
@@ -211,7 +212,12 @@ def _opening(first: list[str], text: str) -> tuple[str | None, str | None]:
     if p and not (p in ("no", "not") and first[1:2] and first[1] in _NOT_VERDICT):
         return "no", p
     p = _starts(first, _YES_START)
-    return ("yes", p) if p else (None, None)
+    if p:
+        return "yes", p
+    if (2 <= len(first) <= 4 and first[0] in _SHORT_SUBJECT and first[1] in _SHORT_AUX | {"cannot"}
+            and set(first[2:]) <= _SHORT_TAIL):
+        return ("no" if NEGATORS.intersection(first) else "yes"), " ".join(first)
+    return None, None
 
 
 def _mixed(said: str, clauses) -> str | None:
@@ -222,6 +228,10 @@ def _mixed(said: str, clauses) -> str | None:
         if YES_NO.get(w) == other and (first[i - 1] in ("and", "or", "but", "also", "then", "actually")
                                        or i == len(first) - 1):
             return f"{first[i - 1]} {w}"
+    for c in clauses[1:]:
+        m = _ANSWER_IS.search(" ".join(c))
+        if m and YES_NO[m.group(1)] == other:
+            return m.group(0)
     return _short_verdict(other, clauses[1:])
 
 
@@ -233,6 +243,14 @@ def _short_verdict(said: str, clauses) -> str | None:
             return " ".join(c)
     return None
 
+
+_ANSWER_IS = re.compile(r"\banswer(?:ed)? (?:is |would be |with (?:a |an )?(?:simple |plain |clear )?)?"
+                        r"(yes|no|true|false)\b")
+#: a first clause that is only a pronoun and an auxiliary ("It is", "I'm not", "They can't"): a verdict
+_SHORT_AUX = frozenset({"is", "are", "was", "were", "am", "do", "does", "did", "can", "could", "will", "would",
+                        "has", "have", "should", "must"})
+_SHORT_SUBJECT = frozenset({"it", "i", "they", "he", "she", "we", "you", "that", "this", "there"})
+_SHORT_TAIL = frozenset({"not", "t", "never", "be", "indeed", "so", "too", "certainly", "definitely"})
 
 #: the share of the question's content words a clause must hold to restate it
 RESTATES = 0.75
@@ -264,6 +282,12 @@ _CONCEDE = frozenset({"while", "although", "though", "whereas"})
 _REASON = frozenset({"because", "since", "as", "which", "who", "so", "due", "while", "when", "if"})
 
 
+def _unasserted(words: list[str]) -> bool:
+    """Whether a clause restating the question asserts nothing: it asks it again ("The question of whether X
+    raises a dilemma") or is an infinitive phrase with no verb of its own ("To seat them all on one plane")."""
+    return "whether" in words or (words[:1] == ["to"] and not _PREDICATE.intersection(words))
+
+
 def main_clause(words: list[str]) -> list[str]:
     """``words`` up to a reason or relative clause ("… cannot kill them because the drug is not …")."""
     for i, w in enumerate(words):
@@ -292,8 +316,7 @@ def verdict(text: str, question: str | None = None) -> tuple[str | None, str]:
         return said, f"the answer opens with {p!r}"
     for c in ans.clauses:
         words = " ".join(c)
-        m = re.search(r"\banswer(?:ed)? (?:is |would be |with (?:a |an )?(?:simple |plain |clear )?)?"
-                      r"(yes|no|true|false)\b", words)
+        m = _ANSWER_IS.search(words)
         if m:
             return YES_NO[m.group(1)], f"the answer says {m.group(0)!r}"
         if len(c) <= 2 and c[-1] in YES_NO and (len(c) == 1 or c[0] in _CONTRAST or c[0] in _CONCLUDE):
@@ -304,7 +327,7 @@ def verdict(text: str, question: str | None = None) -> tuple[str | None, str]:
             return said, f"the clause {words!r}"
     if question and len(ans.clauses) > 1 and first[0] in _CONCEDE:
         first = list(ans.clauses[1])  # "While it is a fine game, it is not suited for solo play": the main clause
-    if question and _restates(first, question):
+    if question and _restates(first, question) and not _unasserted(first):
         from .grading_meaning import claim
 
         main = main_clause(first)
