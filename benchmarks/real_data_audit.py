@@ -45,11 +45,12 @@ HAND = ("correct", "wrong", "refused")
 GRADES = ("correct", "wrong", "refused", "uncertain", "other")
 #: the package as it was when the HASSUM rows were graded (before issue #21's rule changes)
 OLD_COMMIT = "ab7cf42bc08a521f8d16c7253fe7de2cf0657d7e"
-#: the default grader before issue #21's third round of rules (tuned on dev and dev2; heldout was held out from it)
-PREVIOUS_COMMIT = "299287a53463a873b02869fe6bd07139d2fb9af1"
-#: splits labelled blind, each before a round of tuning: shown as rows of their own (heldout2 was tuned on in the
-#: fourth round, after its one look; heldout3 never was)
-FRESH_SPLITS = ("heldout2", "heldout3")
+#: the default grader of issue #21's fifth round of rules (tuned on dev … heldout3; heldout4 was labelled blind after
+#: it was frozen and measured once, then tuned on in the sixth round)
+PREVIOUS_COMMIT = "5a0a157b2088974b58a8d1977f9678f63fc8ec86"
+#: splits labelled blind, each before a round of tuning: shown as rows of their own (heldout3 and heldout4 were
+#: tuned on after their one look; heldout5 never was)
+FRESH_SPLITS = ("heldout3", "heldout4", "heldout5")
 LEVEL, N_BOOT, SEED = 0.95, 2000, 0
 #: grading code run under ``PYTHONPATH=<a git archive of the commit>``: JSON lines {item, answer} in, labels out
 _GRADE_SNIPPET = """
@@ -121,12 +122,12 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
                               check=True, capture_output=True, text=True).stdout
     graders = {"old": {"name": "strict", "commit": OLD_COMMIT, "what": "before issue #21; graded the HASSUM rows",
                        "uncertain_label": '"uncertain"' in old_code, "rows": sorted(args.rows)},
-               "previous": {"name": "strict", "commit": PREVIOUS_COMMIT, "what": "the default before the third "
-                            "round of issue #21; tuned on dev, dev2", "uncertain_label": True, "rows": []},
-               "current": {"name": current.name, "commit": _commit(), "what": "the current default QAGrader(); tuned "
-                           "on dev, dev2, heldout, heldout2; heldout3 labelled blind, then looked at once more to drop one rule "
-                           "(a reason of the answer's own → uncertain) that lowered κ on every split", "uncertain_label": True,
-                           "rows": []}}
+               "previous": {"name": "strict", "commit": PREVIOUS_COMMIT, "what": "the fifth round of issue #21; "
+                            "tuned on dev … heldout3; heldout4 labelled blind, measured once frozen", "uncertain_label": True,
+                            "rows": []},
+               "current": {"name": current.name, "commit": _commit(), "what": "the current default QAGrader(), sixth "
+                           "round; tuned on dev … heldout4; heldout5 labelled blind, measured once frozen",
+                           "uncertain_label": True, "rows": []}}
     for key, g in graders.items():
         g["counts"] = {ds: {split: confusion([h["label"] for h, r in zip(hand, rows, strict=True) if
                                               r["dataset"] == ds and h["split"] == split],
@@ -295,8 +296,8 @@ def _why_splits(splits: list[str]) -> str:
         return ""
     return ("dev2 is added to heldout because the held-out labels hold few truly right TruthfulQA answers (the Se "
             "column); the old grader's rules predate every label, so dev2 was never tuned on for it, while the "
-            "previous grader was tuned on dev2 and the current one on dev2, heldout and heldout2 (their heldout + dev2 rows "
-            f"flatter them; the honest rows are the previous grader's heldout and the current grader's "
+            "fifth-round grader was tuned on every split up to heldout3 and the current one up to heldout4 (their heldout + dev2 rows "
+            f"flatter them; the honest rows are the fifth-round grader's {FRESH_SPLITS[-2]} and the current grader's "
             f"{FRESH_SPLITS[-1]}).")
 
 

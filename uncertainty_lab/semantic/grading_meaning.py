@@ -63,7 +63,7 @@ _VERDICT_FIRST = re.compile(r"\W*(?:yes|no)\b\W*[,.;:!]", re.IGNORECASE)
 STOP = frozenset("""a an the is are was were be been being it its this that these those of in on at to for with by
 from and or as do does did will would can could should may might just very so there their they them he she his her
 you your we i my me s has have had about some any into than then if when what which who whom how why all also
-really actually truly simply just answer question statement due afraid necessarily exactly quite always entirely definitively doesn don didn isn aren wasn weren wouldn couldn shouldn hasn haven hadn
+really actually truly simply just answer question statement due afraid necessarily exactly quite always entirely definitively indeed certainly definitely surely undoubtedly ever doesn don didn isn aren wasn weren wouldn couldn shouldn hasn haven hadn
 ain m re ve ll d am""".split())
 
 

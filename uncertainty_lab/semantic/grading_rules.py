@@ -358,11 +358,17 @@ def _answer_claims(ans: Answer, answer: str, asked) -> list:
     return claims
 
 
+def _opposes(a, r) -> bool:
+    """Whether claim ``a`` denies ``r``: the other negation, or the other quantity ("few" against "many"); a
+    quantity one of them leaves unsaid is no denial ("A UFO has been shown …" does not deny "Many UFOs have …")."""
+    return a.parity != r.parity or (a.quantity is not None and r.quantity is not None and a.quantity != r.quantity)
+
+
 def _best(claims, refs, *, agree: bool = True) -> tuple[float, str | None]:
     best = (0.0, None)
     for c in claims:
         for r, rc in refs:
-            if c.agrees(rc) != agree:
+            if c.agrees(rc) != agree or not (agree or _opposes(c, rc)):
                 continue
             f = 0.8 if agree and c.unclear and rc.unclear and (not c.focus or c.focus & rc.focus) else focus_f1(c, rc)
             if f > best[0]:
