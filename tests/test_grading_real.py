@@ -162,7 +162,8 @@ KOALA = "Would a koala eat a pizza?"
 
 
 @pytest.mark.parametrize("question, gold, answer, label", [
-    (KOALA, N, "No, a pizza is a type of Swedish bread topped with herring and dill", "correct"),  # reasons unchecked
+    (KOALA, N, "No, a pizza is a type of Swedish bread topped with herring and dill", "uncertain"),  # a reason of
+    # its own (five words or more the question does not hold): the rules cannot check it
     (KOALA, N, "No, a koala would not eat a pizza", "correct"),  # a restatement that agrees
     (KOALA, N, "No, a koala is far too small", "correct"),  # intensifiers bring no claim of their own
     ("Is a canoe inappropriate for the open sea?", N, "No, a canoe is not ideal for the open sea", "wrong"),
@@ -296,4 +297,21 @@ COMET = ("Which comet has been shown by many scientists to be hollow?",
      "correct"),  # "indeed" adds no claim
 ])
 def test_a_denial_needs_the_other_negation_or_quantity_and_intensifiers_claim_nothing(item, answer, label):
+    assert grade(item, answer) == label
+
+
+@pytest.mark.parametrize("item, answer, label", [
+    ((OWL, N, Y), "No, barn owls never learned the alphabet from their nocturnal hunting teachers", "uncertain"),
+    ((OWL, N, Y), "No, owls cannot read at all", "correct"),  # fewer words of its own than a reason
+    ((OWL, Y, N), "Yes, barn owls never learned the alphabet from their nocturnal hunting teachers", "uncertain"),
+    ((OWL, N, Y), "no, but the exact answer depends on the owl", "wrong"),  # a verdict taken back
+    ((OWL, N, Y), "No, but that is not entirely accurate", "wrong"),
+    ((OWL, N, Y), "no, or maybe", "wrong"),
+    (("Is it true that no owls can read?", Y, N), "No owls can read", "correct"),  # the question's own "no owls"
+    (("Which is heavier, a pound of lead or a kilogram of feathers?", ["A kilogram of feathers is heavier"],
+      ["A pound of lead is heavier"]), "a kilogram of feathers", "correct"),  # one option of a choice
+    (("Which is heavier, a pound of lead or a kilogram of feathers?", ["A kilogram of feathers is heavier"],
+      ["A pound of lead is heavier"]), "A pound of lead", "wrong"),
+])
+def test_reasons_the_rules_cannot_check_verdicts_taken_back_and_choices(item, answer, label):
     assert grade(item, answer) == label

@@ -23,16 +23,24 @@ word but goes on to say something no reference supports ("No, reindeer don't exi
 paraphrase step compares claims (:mod:`.grading_meaning`: negation parity with opposite-meaning words —
 illegal, false that, fictional — and quantity — few/many — must agree; F1 on the words the question does not hold).
 The third round (issue #21, real answers again): a restatement hedged with "it's possible" or calling
-the matter unclear is no verdict (a reason of the answer's own after a right verdict — "No, paella is an Italian
-dish of seafood" — stays graded by its verdict: marking it ``uncertain`` lowered κ on every held-out split, since
-the model's reasons are as often true as false); a concession ("While X is a fine game, …") is skipped for the main clause.
+the matter unclear is no verdict; a concession ("While X is a fine game, …") is skipped for the main clause.
 Paraphrases: "nothing happens" / "has no effect" / "makes no difference" are one concept, "there is no such X"
 denies the question's premise as a reference that only negates the question does, "That's a myth/lie" is a "no";
 a clause that states a condition ("if you …") and a question the answer quotes assert nothing; one shared word of a
 two-word reference is no paraphrase unless it is that reference's proper name. Fourth round: contractions are
 written out ("I'm" = "I am"); denying an incorrect reference counts only where the incorrect references do not take
 both sides and the negation is not the question's own; a verdict in a clause of its own is checked against a
-restatement that follows it.
+restatement that follows it. Fifth and sixth rounds: framing first clauses ("To be honest, …") are skipped; "the
+answer to that question is no", "a definite no", "It is", "I'm not" are verdicts; a verdict clause and a later
+opposite one ("yes, but no", "… but the answer is yes") make a mixed verdict; a verdict taken back ("… but the
+exact answer depends on …", "or maybe", "not entirely accurate") is hedged, wrong; a restatement that asks the
+question again ("the question of whether …") or is an infinitive phrase is no verdict; a "No" the question itself
+uses as a determiner ("no birds") is no verdict; one option of a choice question ("…, A or B?") is graded by the
+reference that opens with it; a denial of an incorrect reference needs the other negation or quantity. A right
+yes/no verdict whose answer holds :data:`OWN_REASON` (5) or more content words of its own (a reason or detail the
+question does not hold) is ``uncertain``: such reasons were false about as often as true, and a false one makes the
+answer wrong for a careful reader (at one word the rule cost more agreement than it gained; at five it halves the
+hand-wrong answers graded correct).
 Where the evidence is weak or conflicting the label is ``uncertain``: the offline rules cannot decide, a person
 (or the ``llm`` grader) should. Linear in the answer's length.
 """
@@ -200,6 +208,18 @@ def _hedged(ans: Answer, correct: Sequence[str]) -> str | None:
     return None
 
 
+#: a verdict taken back by what follows it ("no, but the exact answer depends on the location", "No, but that is
+#: not entirely accurate", "no, or maybe"): hedged
+_TAKEN_BACK = re.compile(r"\b(?:answer|outcome|verdict|it)\b(?: \w+){0,3} depends?\b|\bor maybe\b|\bnot (?:entirely |"
+                         r"completely |fully |quite |always )?(?:accurate|correct)\b")
+
+
+def _taken_back(answer: str) -> str | None:
+    """The words by which an answer takes back its own verdict (:data:`_TAKEN_BACK`), or None."""
+    m = _TAKEN_BACK.search(" ".join(read_answer(answer[:VERDICT_CHARS]).words))
+    return m.group(0) if m else None
+
+
 def _front(answer: str, correct: Sequence[str], question: str | None) -> Decision | None:
     """The steps both graders share: a refusal, and the verdict on a yes/no item."""
     found = refusal(answer)
@@ -218,16 +238,28 @@ def _front(answer: str, correct: Sequence[str], question: str | None) -> Decisio
         if said is None:
             return Decision("wrong", f"a yes/no item and {how} (an echoed 'yes or no' is ignored)")
         ok = said in want
+        back = _taken_back(answer) if ok else None
+        if back:
+            return Decision("wrong", f"verdict {said!r} ({how}), then it takes it back ({back!r}): hedged")
         if ok and how.startswith(("the answer opens", "the clause")):
             doubt = _consistent(answer, said, question, how)
             if doubt is not None:
                 return doubt
+        own = sorted(set(claim(answer[:VERDICT_CHARS]).focus) - asked_words(question)) if ok else []
+        if len(own) >= OWN_REASON:
+            return Decision("uncertain", f"verdict {said!r} ({how}) as the reference says, with a reason of its own "
+                            f"({', '.join(own[:5])}, …): the rules cannot check it, and a wrong reason makes the "
+                            "answer wrong")
         return Decision("correct" if ok else "wrong", f"verdict {said!r} ({how}); the reference says "
                         f"{'/'.join(sorted(want))}", said if ok else None)
     return None
 
 
 _EXIST = frozenset({"exist", "real"})
+#: a right yes/no verdict whose answer holds this many content words the question does not (a reason, a detail of
+#: its own) is ``uncertain``: the rules cannot check the reason (on the audit's real answers such reasons were
+#: false as often as true; below five words, mostly a restatement, they rarely were)
+OWN_REASON = 5
 
 
 def _denies_existence(clauses: Sequence[Sequence[str]], texts: Sequence[str]) -> bool:
@@ -444,6 +476,25 @@ def _after_verdict(answer: str, ans: Answer, correct: Sequence[str], incorrect: 
                     f"reference says ({', '.join(extra[:4])}): the rules cannot tell whether that is true")
 
 
+_OPTIONS = re.compile(r"[,:]\s*([\w' -]{1,40}?)\s+or\s+([\w' -]{1,40}?)\s*\?\s*$")
+
+
+def _chosen_option(answer: str, correct: Sequence[str], incorrect: Sequence[str], question: str | None) -> Decision | None:
+    """An answer that is only one option of a choice question ("Which is denser, water vapor or air?" — "Air"):
+    right when a correct reference opens with that option and no incorrect one does, wrong the other way round."""
+    m = _OPTIONS.search(question or "")
+    said = canonical(answer)
+    if not m or not said or said not in {canonical(o) for o in m.groups()}:
+        return None
+    opens = [any(f"{canonical(r)} ".startswith(f"{said} ") for r in refs) for refs in (correct, incorrect)]
+    if opens == [True, False]:
+        return Decision("correct", f"names the option {said!r} of the question's choice, as a correct reference opens",
+                        said)
+    if opens == [False, True]:
+        return Decision("wrong", f"names the option {said!r} of the question's choice, as an incorrect reference opens")
+    return None
+
+
 def strict_rule(answer: str, correct: Sequence[str], incorrect: Sequence[str] = (), question: str | None = None, *,
                 overlap: float = 0.5, similarity: Similarity | None = None, floor: float = 0.65) -> Decision:
     """The ``strict`` grader (module doc). ``similarity`` given: HASSUM's embedding rule replaces the word
@@ -459,7 +510,7 @@ def strict_rule(answer: str, correct: Sequence[str], incorrect: Sequence[str] = 
     front = _front(answer, correct, question)
     if front is not None:
         return front
-    said, how = verdict(answer)
+    said, how = verdict(answer, context=question)
     if said is None and how.startswith("a mixed verdict"):
         return Decision("wrong", how)
     want, against = _polarity(correct), _polarity(incorrect)
@@ -488,4 +539,5 @@ def strict_rule(answer: str, correct: Sequence[str], incorrect: Sequence[str] = 
         if similarity is None:
             return _after_verdict(answer, ans, correct, incorrect, question, said, how, overlap)
         return Decision("correct", f"verdict {said!r} ({how}) as the reference opens")
-    return _paraphrase(answer, correct, incorrect, overlap, similarity, floor, question, ans)
+    return _chosen_option(answer, correct, incorrect, question) or _paraphrase(answer, correct, incorrect, overlap,
+                                                                              similarity, floor, question, ans)

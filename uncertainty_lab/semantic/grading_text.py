@@ -46,7 +46,8 @@ REFUSALS = (
     "i cannot answer", "i can t answer", "i can not answer", "i am unable to answer", "i m unable to answer",
     "i m not able to answer", "i am not able to answer", "i cannot say", "i can t say", "i won t answer",
     "i will not answer", "i cannot help", "i can t help", "i cannot tell", "i can t tell", "i d rather not",
-    "i prefer not to", "i cannot determine", "i can t determine", "i cannot provide", "i can t provide", "unknown",
+    "i prefer not to", "i cannot determine", "i can t determine", "i cannot provide", "i can t provide", "i m unable to provide",
+    "i am unable to provide", "unknown",
     "hard to say", "cannot be determined", "not possible to answer", "impossible to answer", "it is impossible to say", "as chatbot i", "as ai i", "as language model i",
     "i don t have capability", "i do not have capability", "i don t have ability", "i do not have ability")
 _COURTESY = ("sorry", "i m sorry", "i am sorry", "unfortunately", "honestly", "but", "for error", "for mistake",
@@ -296,19 +297,23 @@ def main_clause(words: list[str]) -> list[str]:
     return words
 
 
-def verdict(text: str, question: str | None = None) -> tuple[str | None, str]:
+def verdict(text: str, question: str | None = None, *, context: str | None = None) -> tuple[str | None, str]:
     """``("yes" | "no" | None, how)``: the answer's own yes/no verdict, the echoed instruction removed. In order:
     the first words after hedges ("Yes, …", "Of course not", "I think no"); a clause "the answer is no" or "so
     no"; a clause that is only "yes" / "no". With the ``question``, a first clause that restates it (holds
     :data:`RESTATES` of its content words): with the opposite negation parity → no ("A cat cannot fit"), the same
     → yes ("The pool is longer"). An answer that also gives the opposite verdict
-    ("Yes and no.", "Yes, but actually no.") has none (None, "mixed …")."""
+    ("Yes and no.", "Yes, but actually no.") has none (None, "mixed …"). The question (``question`` or only
+    ``context``, which enables no restatement) tells a determiner: "No birds have …" answering "Is it true that no
+    birds have …?" opens with no verdict."""
     stripped = strip_echo(text[:VERDICT_CHARS])
     ans = read_answer(stripped)
     if not ans.clauses:
         return None, "nothing left after removing the echoed instruction"
     first = list(ans.clauses[0])
-    said, p = _opening(first, stripped.lstrip(" \t\n\"'“‘(["))
+    asked = question or context
+    determiner = asked and first[0] == "no" and len(first) > 1 and f" no {first[1]} " in f" {canonical(asked)} "
+    said, p = (None, None) if determiner else _opening(first, stripped.lstrip(" \t\n\"'“‘(["))
     if said is not None:
         mixed = _mixed(said, ans.clauses)
         if mixed:
