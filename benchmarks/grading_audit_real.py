@@ -16,8 +16,8 @@ Run (the model runs once, ~4 min on 2 cores; then the journals are read back):
 - Each distinct sample (whitespace collapsed) is keyed by ``sha256`` of that text, joined with the labels by
   (data set, question id, hash). ``split`` (by question, :data:`SPLITS`): the data the rules were tuned on, or
   held out.
-- Per grader and split: Cohen's κ with a 95% percentile-bootstrap interval over answers (1,000 resamples), the
-  agreement, the share of hand-wrong answers graded correct, the share graded ``uncertain`` (a grade other than
+- Per grader and split: Cohen's κ with a 95% percentile-bootstrap interval over answers (1,000 resamples), κ on the
+  answers the grader decided (``uncertain`` left out, a point estimate), the agreement, the share of hand-wrong answers graded correct, the share graded ``uncertain`` (a grade other than
   the three hand labels counts as a disagreement).
 - ``--dump FILE``: every answer with its question, references, hand label and grades, as JSON lines (outside the
   repository: it holds data-set text), for reading the disagreements.
@@ -136,7 +136,9 @@ def scores(hand: list[str], graded: list[str], seed: int = 0, n_boot: int = 1000
     g = np.array([codes.index(x) if x in codes else len(codes) - 1 for x in graded])
     ci = bootstrap_ci(_kappa, h, g, n_boot=n_boot, seed=seed, vectorised=False)
     wrong = h == HAND.index("wrong")
+    decided = g != codes.index("uncertain")
     return {"n": len(h), "kappa": ci.estimate, "low": ci.low, "high": ci.high, "agreement": float(np.mean(h == g)),
+            "kappa_decided": _kappa(h[decided], g[decided]) if decided.any() else float("nan"),
             "wrong_graded_correct": float(np.mean(g[wrong] == 0)) if wrong.any() else float("nan"),
             "n_wrong": int(wrong.sum()), "uncertain": float(np.mean(g == codes.index("uncertain")))}
 
@@ -165,7 +167,8 @@ def adversarial(method: str) -> tuple[float, int, list[dict[str, Any]]]:
 
 def _row(name: str, split: str, s: dict[str, Any]) -> str:
     return (f"| {name} | {split} | {s['n']} | {s['kappa']:.3f} [{s['low']:.3f}, {s['high']:.3f}] | "
-            f"{s['agreement']:.1%} | {s['wrong_graded_correct']:.1%} of {s['n_wrong']} | {s['uncertain']:.1%} |")
+            f"{s['kappa_decided']:.3f} | {s['agreement']:.1%} | {s['wrong_graded_correct']:.1%} of {s['n_wrong']} | "
+            f"{s['uncertain']:.1%} |")
 
 
 def _for_labelling(rows: list[dict[str, Any]], path: Path) -> None:
@@ -204,7 +207,8 @@ def main(argv: list[str] | None = None) -> int:
         _for_labelling([r for r in rows if (r["dataset"], r["question_id"], r["sha"]) not in labels], args.labelling)
     print(f"{len(rows)} distinct answers, {len(found)} of them labelled ({len(labels)} labels in {args.labels.name})")
     graded = {m: grade(found, m) for m in args.graders}
-    print("\n| grader | split | n | κ [95% CI] | agreement | hand-wrong → correct | uncertain |\n|---|---|---|---|---|---|---|")
+    print("\n| grader | split | n | κ [95% CI] | κ of the decided | agreement | hand-wrong → correct | uncertain |"
+          "\n|---|---|---|---|---|---|---|---|")
     for m in args.graders:
         for ds in ("truthfulqa", "strategyqa", "all"):
             for split in SPLITS:
