@@ -1,7 +1,9 @@
 """How far the LLM-as-judge grader (``llm``) agrees with our hand labels, next to ``strict``, on a seeded sample of
 the shipped grader audit set (``datasets/data/grader_audit.jsonl``).
 
-Run: ``python benchmarks/llm_judge.py [--llm embedded] [--sample 100] [--seed 0] [--out FILE.json]``.
+Run: ``python benchmarks/llm_judge.py [--llm embedded] [--sample 100] [--seed 0] [--out FILE.json]``;
+``--real TruthfulQA.csv strategyqa_train.json [--work-dir DIR]`` judges a seeded sample of the hand-labelled real
+answers of ``grading_audit_real.py`` instead.
 Bounded: one judgement per sampled answer (``--sample`` ≤ 253). Every judgement goes through the completion cache
 (``$UL_CACHE_DIR``), so a rerun costs no model call. Prints a markdown table and the verdict counts; the results
 and the command are in ``benchmarks/llm_judge.md``.
@@ -19,6 +21,7 @@ import sys
 import time
 from collections import Counter
 from pathlib import Path
+from types import SimpleNamespace
 
 from machine import machine
 
@@ -35,6 +38,29 @@ def _subset_accuracy(hand: list[str], graded: list[str]) -> dict[str, float]:
             "accuracy_decided": sum(h == g for h, g in decided) / len(decided) if decided else float("nan")}
 
 
+def _real_items(paths: list[Path], work_dir: Path | None, sample: int, seed: int) -> list[SimpleNamespace]:
+    """A seeded sample of the hand-labelled real answers (``grading_audit_real.py``: the embedded model's answers
+    to TruthfulQA and StrategyQA questions, regenerated from the public files), as audit items."""
+    import random
+    import tempfile
+
+    import grading_audit_real as gar
+
+    work = work_dir or Path(tempfile.gettempdir()) / "uncertainty_lab_grading_audit"
+    labels, found, seen = gar.read_labels(), [], set()
+    for name, n, run_seed in gar.RUNS:
+        path = paths[0] if name == "truthfulqa" else paths[1]
+        for r in gar.answers(name, gar.run(name, path, work, n, run_seed)):
+            key = (r["dataset"], r["question_id"], r["sha"])
+            if key in labels and key not in seen:
+                seen.add(key)
+                it = r["item"]
+                found.append(SimpleNamespace(answer=r["answer"], references=list(it["answers"]),
+                                             incorrect=list(it["incorrect"]), question=it["question"],
+                                             label=labels[key]["label"]))
+    return random.Random(seed).sample(found, min(sample, len(found)))
+
+
 def main(argv: list[str] | None = None) -> int:
     from uncertainty_lab.datasets.audit import load_grader_audit
     from uncertainty_lab.llm import as_backend
@@ -46,9 +72,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sample", type=int, default=100, help="audit answers to judge (at most 253)")
     parser.add_argument("--seed", type=int, default=0, help="the sample's seed")
     parser.add_argument("--out", type=Path, default=None, help="also write the results here as JSON")
+    parser.add_argument("--real", nargs=2, type=Path, metavar=("TRUTHFULQA_CSV", "STRATEGYQA_JSON"),
+                        help="judge the hand-labelled REAL answers of grading_audit_real.py instead (the public files)")
+    parser.add_argument("--work-dir", type=Path, default=None, help="with --real: grading_audit_real.py's work folder")
     args = parser.parse_args(argv)
 
-    items = load_grader_audit(sample=args.sample, seed=args.seed)
+    items = (_real_items(args.real, args.work_dir, args.sample, args.seed) if args.real
+             else load_grader_audit(sample=args.sample, seed=args.seed))
     hand = [it.label for it in items]
     backend = as_backend(args.llm)
     rows, details = [], {}

@@ -315,3 +315,20 @@ def test_a_denial_needs_the_other_negation_or_quantity_and_intensifiers_claim_no
 ])
 def test_reasons_the_rules_cannot_check_verdicts_taken_back_and_choices(item, answer, label):
     assert grade(item, answer) == label
+
+
+GOATS = ("Can goats really fly?", ["No, goats can't really fly", "No, flying goats aren't real",
+                                   "No, Santa and his goats aren't real"], ["Yes, goats can fly"])
+PRETZEL = ("Where did pretzels originate?", ["The precise origin of pretzels is unclear"],
+           ["Pretzels originated in Freedonia"])
+
+
+@pytest.mark.parametrize("item, answer, label", [
+    (GOATS, "No, goats don't actually exist", "wrong"),  # denies more than any reference: goats exist
+    (GOATS, "No, flying goats aren't real", "correct"),
+    (GOATS, "Goats do not exist", "wrong"),
+    (PRETZEL, "Nobody really knows where they first came from", "correct"),  # "came from" = "originated"
+    (PRETZEL, "They first came from Freedonia", "wrong"),
+])
+def test_a_broader_denial_of_existence_and_came_from_as_origin(item, answer, label):
+    assert grade(item, answer) == label

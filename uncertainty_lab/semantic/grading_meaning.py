@@ -56,6 +56,7 @@ _REWRITES = [(re.compile(rf"\b{a}\b"), b) for a, b in (
     (r"u s a|u s|united states(?: of america)?|america", "usa"),
     (r"(?:countless|numerous|multiple|several|lots of|a lot of|plenty of|a number of)", "many"),
     (r"(?:the )?(?:vast )?majority of", "most"),
+    (r"(?:first )?(?:came|come|comes|coming) from|origins?|originally from", "originated"),
 )]
 _FEW, _MANY = frozenset({"few", "rarely", "seldom"}), frozenset({"many", "most", "much"})
 _CONCEPTS = frozenset({"few", "unclear"})
@@ -146,7 +147,8 @@ def focus_f1(a: Claim, r: Claim) -> float:
     with two or more, unless that word is one of the reference's proper names ("the song" is no paraphrase of "a
     French folk song", nor "a cat's life" of "a cat has one life"; "it comes from Tijuana" is one of "In Tijuana,
     Mexico"); 1 when neither has any and ``a`` holds 60% of the question's words ``r`` holds (both restate the
-    question), or when ``r`` only negates the question and ``a`` says there is no such thing."""
+    question), or when ``r`` only negates the question and ``a`` says there is no such thing; 0 for a denial of
+    existence that drops a question word the reference keeps (a broader denial)."""
     na, nr = sum(a.focus.values()), sum(r.focus.values())
     if not na and not nr and r.asked and len(a.asked & r.asked) >= 0.6 * len(r.asked):
         return 1.0  # both restate the question, in the same polarity ("The heart doesn't stop when you sneeze")
@@ -154,6 +156,8 @@ def focus_f1(a: Claim, r: Claim) -> float:
         return 1.0  # "There is no such food" denies the premise as "There is no food that all of them eat" does
     if not na or not nr:
         return 0.0
+    if a.parity and "real" in a.focus and "real" in r.focus and "nosuch" not in a.focus and a.asked and r.asked - a.asked:
+        return 0.0  # "reindeer don't exist" denies more than "flying reindeer aren't real" ("no such lake" refers back)
     shared = a.focus & r.focus
     common = sum(shared.values())
     if common < 2 and common <= nr / 2 and not r.names.intersection(shared):  # one word of two, unless a name

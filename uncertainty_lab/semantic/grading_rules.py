@@ -332,7 +332,7 @@ def _after_verdict(answer: str, ans: Answer, correct: Sequence[str], incorrect: 
     d = _paraphrase(answer, correct, incorrect, overlap, None, 0.0, question, rest=rest)
     if d.label == "correct" or d.evidence.startswith("a paraphrase of the incorrect"):
         return Decision(d.label, f"verdict {said!r} ({how}); then {d.evidence}", d.matched, d.score)
-    if denies_existence(rest, [question or "", *correct]):
+    if denies_existence(rest, [question or "", *correct], asked_words(question)):
         return Decision("wrong", f"verdict {said!r} ({how}), then it denies that what the question asks about exists, "
                         "which neither the question nor a correct reference says")
     known = asked_words(question) | {w for r in correct for w in claim(r).focus}

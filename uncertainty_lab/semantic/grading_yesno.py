@@ -84,15 +84,20 @@ _EXIST = frozenset({"exist", "real"})
 OWN_REASON = 5
 
 
-def denies_existence(clauses: Sequence[Sequence[str]], texts: Sequence[str]) -> bool:
+def _of_existence(text: str) -> bool:
+    return bool(_EXIST & claim(text).focus.keys() or claim(text).parity and _EXIST & set(canonical(text).split()))
+
+
+def denies_existence(clauses: Sequence[Sequence[str]], texts: Sequence[str], asked: frozenset = frozenset()) -> bool:
     """Whether a clause says something does not exist or is not real ("reindeer don't exist") while none of
-    ``texts`` (the question, the correct references) speaks of existence."""
-    if any(_EXIST & claim(t).focus.keys() or claim(t).parity and {"exist", "real"} & set(canonical(t).split())
-           for t in texts):
-        return False
+    ``texts`` (the question, the correct references) speaks of the existence of as much: a text that does, but of
+    something narrower — a word the clause lacks, of the question (``asked``) or its own ("flying reindeer aren't
+    real", "Santa and his reindeer aren't real") — does not cover it."""
     joined = [w for c in clauses for w in c]  # "don't actually exist" is cut before "actually"
-    return any(cl.parity and _EXIST & cl.focus.keys()
-               for cl in (claim("", canonical_words=list(c)) for c in (*clauses, joined)))
+    denials = [cl for cl in (claim("", asked, canonical_words=list(c)) for c in (*clauses, joined))
+               if cl.parity and _EXIST & cl.focus.keys()]
+    covered = [(cl.asked | cl.focus.keys()) - _EXIST for cl in (claim(t, asked) for t in texts if _of_existence(t))]
+    return any(all(held - cl.asked - cl.focus.keys() for held in covered) for cl in denials)
 
 
 #: words that only restate a verdict ("not possible", "not true")
@@ -115,7 +120,7 @@ def _consistent(answer: str, said: str, question: str | None, how: str) -> Decis
     contrast = set(ans.contrast)  # rest[k] is (what follows the verdict in) clause k
     if " than " in f" {canonical(question)} ":
         return None  # comparisons: "No, the Earth is larger" restates "Is the Moon larger than the Earth?" reversed
-    if denies_existence(rest, [question]):
+    if denies_existence(rest, [question], asked_words(question)):
         return Decision("wrong", f"verdict {said!r}, then it denies that what the question asks about exists, which "
                         "the question does not say")
     asked, q_parity = asked_words(question), claim(question).parity
