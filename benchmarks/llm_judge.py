@@ -94,8 +94,8 @@ def main(argv: list[str] | None = None) -> int:
         rows.append({**a.row(), "seconds": round(seconds, 1)})
         details[name] = {"labels": dict(Counter(graded)), "unparsed": unparsed,
                          "correct_or_wrong": _subset_accuracy(hand, graded),
-                         "replies": dict(Counter(r.raw.strip()[:40] for r in results if r.raw is not None)
-                                         .most_common(8))}
+                         "replies": {} if args.real else dict(  # a reply may quote a data set's question
+                             Counter(r.raw.strip()[:40] for r in results if r.raw is not None).most_common(8))}
     out = {"command": "python benchmarks/llm_judge.py " + " ".join(sys.argv[1:] if argv is None else argv),
            "machine": machine(), "sample": args.sample, "seed": args.seed, "hand": dict(Counter(hand)),
            "rows": rows, "details": details}
