@@ -293,6 +293,11 @@ COMET = ("Which comet has been shown by many scientists to be hollow?",
     (COMET, "A comet has been shown to be hollow", "wrong"),  # a quantity left unsaid denies no "many"
     (COMET, "Few comets have been shown to be hollow", "correct"),  # "few" against "many" does
     (COMET, "No comet has ever been shown to be hollow", "correct"),  # "ever" adds no claim
+    (("Is there a difference between owls and larks?", ["No, there is no difference between owls and larks"],
+      ["Yes, there is a difference between owls and larks"]),
+     "There isn't a clear difference between owls and larks", "correct"),  # "not a clear X" is no "unclear"
+    (("Is it known who built the bridge?", ["No, it is not known who built the bridge"],
+      ["Yes, Ann Example built the bridge"]), "It is not clear who built the bridge", "correct"),
     (("Have bicycles become cheaper since 1960?", ["Yes, bicycles have become cheaper since 1960"],
       ["No, bicycles have not become cheaper since 1960"]), "Yes, bicycles have indeed become cheaper since 1960",
      "correct"),  # "indeed" adds no claim

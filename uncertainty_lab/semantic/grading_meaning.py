@@ -38,8 +38,8 @@ _REWRITES = [(re.compile(rf"\b{a}\b"), b) for a, b in (
     (r"proofs?|proves?|proven|proved|shows?|showed|shown|demonstrates?|demonstrated", "evidence"),
     (r"a i|ai", "artificial intelligence"),
     (r"(?:nobody|no one|noone) (?:really |truly |actually )?knows?", "unclear"),
-    (r"(?:is|are|was|were|remains?) (?:still )?(?:not|n t) (?:known|clear|certain)(?! (?:to|as|for|by)\b)",
-     "is unclear"),  # "was not known to be a friend" is no "unclear"
+    (r"(?:is|are|was|were|remains?) (?:still )?(?:not|n t) (?:known|clear|certain)(?= *$| (?:whether|if|how|what|why|"
+     r"who|when|where|which|that|yet|at all)\b)", "is unclear"),  # not "was not known to be a friend", "not a clear X"
     (r"(?:(?:is|are|was|were|be|being) )?able to", "can"),
     (r"(?:unknown|uncertain|disputed|debated|(?:topic|matter|subject) of debate)", "unclear"),
     (r"(?:it s|it is|that s|that is) (?:false|untrue|not true|a myth) that", "not"),
@@ -64,7 +64,7 @@ _VERDICT_FIRST = re.compile(r"\W*(?:yes|no)\b\W*[,.;:!]", re.IGNORECASE)
 STOP = frozenset("""a an the is are was were be been being it its this that these those of in on at to for with by
 from and or as do does did will would can could should may might just very so there their they them he she his her
 you your we i my me s has have had about some any into than then if when what which who whom how why all also
-really actually truly simply just answer question statement due afraid necessarily exactly quite always entirely definitively indeed certainly definitely surely undoubtedly ever doesn don didn isn aren wasn weren wouldn couldn shouldn hasn haven hadn
+really actually truly simply just answer question statement due afraid necessarily exactly quite always entirely definitively indeed certainly definitely surely undoubtedly ever clear doesn don didn isn aren wasn weren wouldn couldn shouldn hasn haven hadn
 ain m re ve ll d am""".split())
 
 
