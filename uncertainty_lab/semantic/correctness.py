@@ -8,13 +8,15 @@ with one flat set of options, resolved through the registry), :func:`check_answe
 :func:`correctness_labels`, :func:`parse_yes_no`, :data:`METHODS`. Only the careful graders (``strict``,
 ``hassum``) and the LLM judge read the incorrect references; only the careful ones label refusals.
 
-How far to trust ``strict``: against hand labels of 282 REAL sampled answers of the embedded model to TruthfulQA and
-StrategyQA questions never used to tune its rules (``benchmarks/grading_audit_real.py``; the answers are regenerated
-from the public files, the repository holds hashes and labels), Cohen's κ = 0.74 [95% bootstrap 0.63, 0.85]
-(StrategyQA 0.76, TruthfulQA 0.52 [0.17, 0.83]: few right answers), 93% agreement, 3.4% of hand-wrong answers graded
-correct, 1.4% ``uncertain``; the rules before issue #21 scored κ = 0.59 and graded 14% of them correct. On the
-answers we wrote (``datasets/data/grader_audit.jsonl``, a regression set) it agrees 95% (κ 0.91) — a written set
-overstates agreement with real output. Where its rules cannot decide, ``strict`` says so: ``label == "uncertain"``,
+How far to trust ``strict``: against hand labels of 392 REAL sampled answers of the embedded model to TruthfulQA
+and StrategyQA questions never used to tune its rules (the last of seven blind splits, 2,936 labelled answers in
+all: ``benchmarks/grading_audit_real.py``; the answers are regenerated from the public files, the repository holds
+hashes and labels), Cohen's κ = 0.70 [95% bootstrap 0.61, 0.78] counting ``uncertain`` as a disagreement, 0.76 on
+the answers it decided (StrategyQA 0.72, TruthfulQA 0.58: few right answers), 4.6% of hand-wrong answers graded
+correct (StrategyQA 6.7%: a right "No," before a false reason), 3.1% ``uncertain``; the rules before issue #21
+graded 14% of hand-wrong answers correct. On the answers we wrote (``datasets/data/grader_audit.jsonl``, a
+regression set) it agrees 96% (κ 0.94) — a written set overstates agreement with real output (``real_data.md``).
+Where its rules cannot decide, ``strict`` says so: ``label == "uncertain"``,
 ``correct`` None (count those; never read them as right).
 """
 
