@@ -338,3 +338,14 @@ PRETZEL = ("Where did pretzels originate?", ["The precise origin of pretzels is 
 ])
 def test_a_broader_denial_of_existence_and_came_from_as_origin(item, answer, label):
     assert grade(item, answer) == label
+
+
+@pytest.mark.parametrize("item, answer, label", [
+    (("Was Ann Example Jr. a good pilot?", N, Y), "Ann Example Jr. was not", "correct"),  # "Jr." ends no clause
+    ((OWL, N, Y), "The answer to the above question is no", "correct"),
+    ((OWL, N, Y), "No, I don't think so", "correct"),  # the verdict said again, no claim of its own
+    (("Is winter associated with hot weather?", N, Y), "The link between winter and hot weather is largely a myth",
+     "correct"),  # "is a myth" negates the restatement
+])
+def test_abbreviations_verdict_phrasings_and_a_myth(item, answer, label):
+    assert grade(item, answer) == label

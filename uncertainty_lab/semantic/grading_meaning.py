@@ -46,6 +46,8 @@ _REWRITES = [(re.compile(rf"\b{a}\b"), b) for a, b in (
     (r"(?:that|this|it) (?:s|is|was) not (?:the )?case", "not"),  # "No, I'm afraid that's not the case"
     (r"never fails?", "always works"), (r"(?:is |are )?(?:recommended|recommends?|advised|advisable)", "should"),
     (r"(?:false|untrue) that", "not"),
+    (r"(?:is|are|was|were) (?:largely |mostly |just |only |simply |common |popular |widespread |an |a )*"
+     r"(?:myth|misconception|fallacy)s?\b", "is not true"),  # "The link between X and Y is largely a myth"
     (r"illegal|unlawful", "not legal"), (r"impossible", "not possible"), (r"unable", "not able"),
     (r"inappropriate", "not appropriate"), (r"unsuitable", "not suitable"), (r"unsafe", "not safe"),
     (r"unlikely", "not likely"), (r"incapable", "not capable"), (r"unhealthy", "not healthy"),

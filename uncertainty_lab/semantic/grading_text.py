@@ -29,7 +29,8 @@ _NO_START = ("of course not", "certainly not", "definitely not", "absolutely not
 _HEDGES = ("i think", "i believe", "i guess", "i would say", "i d say", "my answer is", "final answer", "the answer is",
            "answer is", "answer", "probably", "most likely", "likely", "maybe", "perhaps", "well", "hmm", "um", "uh",
            "oh", "ok", "okay", "so", "honestly", "in short", "short answer", "answer to question is",
-           "answer to that question is", "answer to this question is", "answer to your question is")
+           "answer to that question is", "answer to this question is", "answer to your question is",
+           "answer to above question is", "answer to following question is")
 #: a first clause that only frames what follows ("To be honest, a markhor cannot"): read from the next one
 _DISCOURSE = frozenset({"to be honest", "to answer question", "to answer your question", "to answer that question",
                         "to answer this question", "to elaborate", "to clarify", "in short", "in summary",
@@ -66,9 +67,11 @@ _INSIDE = re.compile(r"(?<=\w)(?:" + HIDDEN.pattern + r")+(?=\w)")
 _LATIN = re.compile(r"[A-Za-z]")
 _OTHER_SCRIPT = re.compile(r"[\u0370-\u03ff\u0400-\u052f]")  # Greek, Cyrillic: the usual homoglyphs of Latin letters
 _WORD = re.compile(r"\w+")
+#: a period after these ends no clause ("Robert Downey Jr. was not", "J.D. Salinger", "Dr. Seuss")
+_ABBREVIATED = "".join(rf"(?<!\b{a})" for a in ("Jr", "Sr", "Dr", "Mr", "Ms", "St", "Mrs", "vs")) + r"(?<!\b[A-Z])"
 #: clause breaks: punctuation, and before a contrast word other than "actually", an adverb inside its clause
 #: ("Disney doesn't actually have an ice princess", "Paris is actually the largest" are one clause each)
-_CLAUSE = re.compile(r"[;:!?()\[\]—–]|,(?!\d{3}\b)|\.(?!\d)|\s-\s|\n|(?=\b(?:"
+_CLAUSE = re.compile(r"[;:!?()\[\]—–]|,(?!\d{3}\b)|" + _ABBREVIATED + r"\.(?!\d)|\s-\s|\n|(?=\b(?:"
                      + "|".join(c for c in _CONTRAST if c != "actually") + r")\b)", re.IGNORECASE)
 def negations(words: list[str]) -> list[str]:
     """The negating words among canonical ``words``; "no" in the idioms "no doubt" and "no question" affirms."""

@@ -101,7 +101,7 @@ def denies_existence(clauses: Sequence[Sequence[str]], texts: Sequence[str], ask
 
 
 #: words that only restate a verdict ("not possible", "not true")
-_RESTATED_VERDICT = frozenset({"possibl", "true", "correct"})
+_RESTATED_VERDICT = frozenset({"possibl", "true", "correct", "think", "believ"})  # also "I don't think so"
 _PRONOUN = frozenset({"it", "they", "he", "she", "this", "that", "these", "those", "there", "its", "their"})
 
 
