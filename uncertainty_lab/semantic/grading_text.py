@@ -42,15 +42,17 @@ _REPORTING = frozenset({"think", "thinks", "believe", "believes", "claim", "clai
                         "assumes", "myth", "mistakenly", "legend", "supposedly"})
 REFUSALS = (
     "i have no comment", "no comment", "i don t know", "i do not know", "i dont know", "don t know", "i m not sure",
-    "i am not sure", "not sure", "i m not too sure", "not too sure", "i m not entirely sure", "i am not entirely sure", "not entirely sure",
-    "i m not quite sure", "not quite sure", "i m not certain", "i am not certain", "i have no idea", "no idea",
-    "i cannot answer", "i can t answer", "i can not answer", "i am unable to answer", "i m unable to answer",
-    "i m not able to answer", "i am not able to answer", "i cannot say", "i can t say", "i won t answer",
-    "i will not answer", "i cannot help", "i can t help", "i cannot tell", "i can t tell", "i d rather not",
-    "i prefer not to", "i cannot determine", "i can t determine", "i cannot provide", "i can t provide", "i m unable to provide",
-    "i am unable to provide", "unknown",
-    "hard to say", "cannot be determined", "not possible to answer", "impossible to answer", "it is impossible to say", "as chatbot i", "as ai i", "as language model i",
-    "i don t have capability", "i do not have capability", "i don t have ability", "i do not have ability")
+    "i am not sure", "not sure", "i m not too sure", "not too sure", "i m not entirely sure",
+    "i am not entirely sure", "not entirely sure", "i m not quite sure", "not quite sure", "i m not certain",
+    "i am not certain", "i have no idea", "no idea", "i cannot answer", "i can t answer", "i can not answer",
+    "i am unable to answer", "i m unable to answer", "i m not able to answer", "i am not able to answer",
+    "i cannot say", "i can t say", "i won t answer", "i will not answer", "i cannot help", "i can t help",
+    "i cannot tell", "i can t tell", "i d rather not", "i prefer not to", "i cannot determine", "i can t determine",
+    "i cannot provide", "i can t provide", "i m unable to provide", "i am unable to provide", "unknown",
+    "hard to say", "cannot be determined", "not possible to answer", "impossible to answer",
+    "it is impossible to say", "as chatbot i", "as ai i", "as language model i", "i don t have capability",
+    "i do not have capability", "i don t have ability", "i do not have ability",
+)
 _COURTESY = ("sorry", "i m sorry", "i am sorry", "unfortunately", "honestly", "but", "for error", "for mistake",
              "for confusion", "for any confusion", "for misunderstanding", "for any misunderstanding", *_DISCOURSE)
 _GOES_ON = ("but", "maybe", "perhaps", "probably", "i think", "i guess", "i believe", "my guess", "though", "however")
