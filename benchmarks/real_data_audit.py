@@ -45,12 +45,12 @@ HAND = ("correct", "wrong", "refused")
 GRADES = ("correct", "wrong", "refused", "uncertain", "other")
 #: the package as it was when the HASSUM rows were graded (before issue #21's rule changes)
 OLD_COMMIT = "ab7cf42bc08a521f8d16c7253fe7de2cf0657d7e"
-#: the default grader of issue #21's sixth round of rules (tuned on dev … heldout4; heldout5 was labelled blind after
-#: it was frozen and measured once, then tuned on in the seventh round)
-PREVIOUS_COMMIT = "b2a9ec151da26e3baa31e90962b4f5eb16f06499"
-#: splits labelled blind, each before a round of tuning: shown as rows of their own (heldout4 and heldout5 were
-#: tuned on after their one look; heldout6 never was)
-FRESH_SPLITS = ("heldout4", "heldout5", "heldout6")
+#: the default grader of issue #21's seventh round of rules (tuned on dev … heldout5; heldout6 was labelled blind
+#: and measured once, then tuned on in the eighth round)
+PREVIOUS_COMMIT = "2c620b8039e53a9c05f76c4d82a2ea511a0028a3"
+#: splits labelled blind, each before a round of tuning: shown as rows of their own (heldout5 and heldout6 were
+#: tuned on after their one look; heldout7 never was)
+FRESH_SPLITS = ("heldout5", "heldout6", "heldout7")
 LEVEL, N_BOOT, SEED = 0.95, 2000, 0
 #: grading code run under ``PYTHONPATH=<a git archive of the commit>``: JSON lines {item, answer} in, labels out
 _GRADE_SNIPPET = """
@@ -122,12 +122,11 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
                               check=True, capture_output=True, text=True).stdout
     graders = {"old": {"name": "strict", "commit": OLD_COMMIT, "what": "before issue #21; graded the HASSUM rows",
                        "uncertain_label": '"uncertain"' in old_code, "rows": sorted(args.rows)},
-               "previous": {"name": "strict", "commit": PREVIOUS_COMMIT, "what": "the sixth round of issue #21; "
-                            "tuned on dev … heldout4; heldout5 labelled blind, measured once frozen", "uncertain_label": True,
+               "previous": {"name": "strict", "commit": PREVIOUS_COMMIT, "what": "the seventh round of issue #21; "
+                            "tuned on dev … heldout5; heldout6 labelled blind, measured once frozen", "uncertain_label": True,
                             "rows": []},
-               "current": {"name": current.name, "commit": _commit(), "what": "the current default QAGrader(), seventh "
-                           "round; tuned on dev … heldout5; heldout6 labelled blind, measured once frozen (κ 0.699), then "
-                           "one fix of a regression of this round ('not a clear X' read as 'unclear')",
+               "current": {"name": current.name, "commit": _commit(), "what": "the current default QAGrader(), eighth "
+                           "round; tuned on dev … heldout6; heldout7 labelled blind, measured once frozen",
                            "uncertain_label": True, "rows": []}}
     for key, g in graders.items():
         g["counts"] = {ds: {split: confusion([h["label"] for h, r in zip(hand, rows, strict=True) if
@@ -297,8 +296,8 @@ def _why_splits(splits: list[str]) -> str:
         return ""
     return ("dev2 is added to heldout because the held-out labels hold few truly right TruthfulQA answers (the Se "
             "column); the old grader's rules predate every label, so dev2 was never tuned on for it, while the "
-            "sixth-round grader was tuned on every split up to heldout4 and the current one up to heldout5 (their heldout + dev2 rows "
-            f"flatter them; the honest rows are the sixth-round grader's {FRESH_SPLITS[-2]} and the current grader's "
+            "seventh-round grader was tuned on every split up to heldout5 and the current one up to heldout6 (their heldout + dev2 rows "
+            f"flatter them; the honest rows are the seventh-round grader's {FRESH_SPLITS[-2]} and the current grader's "
             f"{FRESH_SPLITS[-1]}).")
 
 
