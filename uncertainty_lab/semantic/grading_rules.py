@@ -40,7 +40,9 @@ reference that opens with it; a denial of an incorrect reference needs the other
 yes/no verdict whose answer holds :data:`OWN_REASON` (5) or more content words of its own (a reason or detail the
 question does not hold) is ``uncertain``: such reasons were false about as often as true, and a false one makes the
 answer wrong for a careful reader (at one word the rule cost more agreement than it gained; at five it halves the
-hand-wrong answers graded correct).
+hand-wrong answers graded correct). Eighth round: a period after "Jr." or an initial ends no clause, "I don't think
+so" restates the verdict, "X is largely a myth" negates X, a denial of existence broader than every reference's
+("reindeer don't exist" against "flying reindeer aren't real") is wrong, "came from" = "originated".
 Where the evidence is weak or conflicting the label is ``uncertain``: the offline rules cannot decide, a person
 (or the ``llm`` grader) should. Linear in the answer's length.
 """
