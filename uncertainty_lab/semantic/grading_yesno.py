@@ -80,7 +80,7 @@ def front(answer: str, correct: Sequence[str], question: str | None) -> Decision
 _EXIST = frozenset({"exist", "real"})
 #: a right yes/no verdict whose answer holds this many content words the question does not (a reason, a detail of
 #: its own) is ``uncertain``: the rules cannot check the reason (on the audit's real answers such reasons were
-#: false as often as true; below five words, mostly a restatement, they rarely were)
+#: false about as often as true)
 OWN_REASON = 5
 
 
