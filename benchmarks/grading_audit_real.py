@@ -12,8 +12,8 @@ Run (the model runs once, ~4 min on 2 cores; then the journals are read back):
   TruthfulQA and 50 StrategyQA questions drawn with seed 11, 40 more TruthfulQA questions with seed 12, 30 of each
   with seed 13, 50 TruthfulQA and 40 StrategyQA with seed 14, 12 TruthfulQA with seed 15, 50 TruthfulQA and 36
   StrategyQA with seed 16, 50 TruthfulQA and 40 StrategyQA with seed 17, 50 TruthfulQA and 60 StrategyQA with
-  seed 19, 60 of each with seed 20, 60 of each with seed 21 (StrategyQA rows without a ``qid`` get ``row<index>``,
-  in a copy in the work folder).
+  seed 19, 60 of each with seed 20, 60 of each with seed 21, 60 of each with seed 22 (StrategyQA rows without a
+  ``qid`` get ``row<index>``, in a copy in the work folder).
 - Each distinct sample (whitespace collapsed) is keyed by ``sha256`` of that text, joined with the labels by
   (data set, question id, hash). ``split`` (by question, :data:`SPLITS`): the data the rules were tuned on, or
   held out.
@@ -52,7 +52,7 @@ RUNS = (("truthfulqa", 60, 11), ("strategyqa", 50, 11), ("truthfulqa", 40, 12), 
         ("strategyqa", 30, 13), ("truthfulqa", 50, 14), ("strategyqa", 40, 14), ("truthfulqa", 12, 15),
         ("truthfulqa", 50, 16), ("strategyqa", 36, 16), ("truthfulqa", 50, 17), ("strategyqa", 40, 17),
         ("truthfulqa", 50, 19), ("strategyqa", 60, 19), ("truthfulqa", 60, 20), ("strategyqa", 60, 20),
-        ("truthfulqa", 60, 21), ("strategyqa", 60, 21))
+        ("truthfulqa", 60, 21), ("strategyqa", 60, 21), ("truthfulqa", 60, 22), ("strategyqa", 60, 22))
 #: ``dev``: the rules were tuned on it (first round); ``dev2``: held out in the first round (its numbers then are the
 #: first round's honest estimate), tuned on in the second; ``heldout``: the seed-13 runs, labelled without the
 #: grader's output in view after the second round's rules were frozen, tuned on in the third round (its numbers
@@ -64,8 +64,11 @@ RUNS = (("truthfulqa", 60, 11), ("strategyqa", 50, 11), ("truthfulqa", 40, 12), 
 #: of the seed-19 runs that no earlier run drew, labelled blind after the sixth round's rules were frozen, never tuned
 #: on; ``heldout6``: the questions of the seed-20 runs that no earlier run drew, labelled blind after the seventh
 #: round's rules were frozen, never tuned on; ``heldout7``: the questions of the seed-21 runs that no earlier run
-#: drew, labelled blind after the eighth round's rules were frozen, never tuned on
-SPLITS = ("dev", "dev2", "heldout", "heldout2", "heldout3", "heldout4", "heldout5", "heldout6", "heldout7")
+#: drew, labelled blind after the eighth round's rules were frozen, never tuned on; ``heldout8``: the questions of the
+#: seed-22 runs that no earlier run drew, labelled blind after the eighth round's rules were frozen, never tuned on: a
+#: second fresh split for the same rules as heldout7
+SPLITS = ("dev", "dev2", "heldout", "heldout2", "heldout3", "heldout4", "heldout5", "heldout6", "heldout7",
+          "heldout8")
 
 
 def answer_key(text: str) -> str:

@@ -151,7 +151,7 @@ def test_the_real_audit_labels_are_well_formed():
         assert r["dataset"] in ("truthfulqa", "strategyqa") and r["label"] in ("correct", "wrong", "refused")
         assert re.fullmatch(r"[0-9a-f]{64}", r["answer_sha256"])
         assert r["split"] in ("dev", "dev2", "heldout", "heldout2", "heldout3", "heldout4", "heldout5",
-                              "heldout6", "heldout7")
+                              "heldout6", "heldout7", "heldout8")
         assert re.fullmatch(r"truthfulqa-\d{4}|row\d+", r["question_id"]) and re.fullmatch(r"[a-z_]+", r["failure_mode"])
     # the split is by question: no question is in both
     split = {}
