@@ -48,9 +48,9 @@ OLD_COMMIT = "ab7cf42bc08a521f8d16c7253fe7de2cf0657d7e"
 #: the default grader of issue #21's seventh round of rules (tuned on dev … heldout5; heldout6 was labelled blind
 #: and measured once, then tuned on in the eighth round)
 PREVIOUS_COMMIT = "2c620b8039e53a9c05f76c4d82a2ea511a0028a3"
-#: splits labelled blind, each before a round of tuning: shown as rows of their own (heldout5 and heldout6 were
-#: tuned on after their one look; heldout7 never was)
-FRESH_SPLITS = ("heldout5", "heldout6", "heldout7")
+#: splits labelled blind, each before a round of tuning: shown as rows of their own (heldout6 was tuned on after its
+#: one look; heldout7 and heldout8 never were)
+FRESH_SPLITS = ("heldout6", "heldout7", "heldout8")
 LEVEL, N_BOOT, SEED = 0.95, 2000, 0
 #: grading code run under ``PYTHONPATH=<a git archive of the commit>``: JSON lines {item, answer} in, labels out
 _GRADE_SNIPPET = """
@@ -126,7 +126,7 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
                             "tuned on dev … heldout5; heldout6 labelled blind, measured once frozen", "uncertain_label": True,
                             "rows": []},
                "current": {"name": current.name, "commit": _commit(), "what": "the current default QAGrader(), eighth "
-                           "round; tuned on dev … heldout6; heldout7 labelled blind, measured once frozen",
+                           "round; tuned on dev … heldout6; heldout7 and heldout8 labelled blind, measured once frozen",
                            "uncertain_label": True, "rows": []}}
     for key, g in graders.items():
         g["counts"] = {ds: {split: confusion([h["label"] for h, r in zip(hand, rows, strict=True) if
@@ -297,8 +297,8 @@ def _why_splits(splits: list[str]) -> str:
     return ("dev2 is added to heldout because the held-out labels hold few truly right TruthfulQA answers (the Se "
             "column); the old grader's rules predate every label, so dev2 was never tuned on for it, while the "
             "seventh-round grader was tuned on every split up to heldout5 and the current one up to heldout6 (their heldout + dev2 rows "
-            f"flatter them; the honest rows are the seventh-round grader's {FRESH_SPLITS[-2]} and the current grader's "
-            f"{FRESH_SPLITS[-1]}).")
+            f"flatter them; the honest rows are the seventh-round grader's {FRESH_SPLITS[0]} and the current grader's "
+            f"{FRESH_SPLITS[1]} and {FRESH_SPLITS[2]}).")
 
 
 # --- command line -------------------------------------------------------------------------------------------------
