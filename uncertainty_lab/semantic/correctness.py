@@ -8,15 +8,16 @@ with one flat set of options, resolved through the registry), :func:`check_answe
 :func:`correctness_labels`, :func:`parse_yes_no`, :data:`METHODS`. Only the careful graders (``strict``,
 ``hassum``) and the LLM judge read the incorrect references; only the careful ones label refusals.
 
-How far to trust ``strict``: against hand labels of 439 REAL sampled answers of the embedded model to TruthfulQA
-and StrategyQA questions never used to tune its rules (the last of eight blind splits, 3,375 labelled answers in
+How far to trust ``strict``: against hand labels of 820 REAL sampled answers of the embedded model to TruthfulQA
+and StrategyQA questions never used to tune its rules (the last two of nine blind splits, 3,756 labelled answers in
 all: ``benchmarks/grading_audit_real.py``; the answers are regenerated from the public files, the repository holds
-hashes and labels), Cohen's κ = 0.75 [95% bootstrap 0.67, 0.83] counting ``uncertain`` as a disagreement, 0.81 on
-the answers it decided (StrategyQA 0.76, TruthfulQA 0.62: few right answers), 2.8% of hand-wrong answers graded
-correct (StrategyQA 4.3%: a right "No," before a false reason), 2.5% ``uncertain``; the rules before issue #21
-graded 14% of hand-wrong answers correct. The earlier blind splits gave κ 0.67–0.78: the spread between labellers
-is as large as the margin (``benchmarks/real_data.md``). On the answers we wrote (``datasets/data/grader_audit.jsonl``,
-a regression set) it agrees 96% (κ 0.94) — a written set overstates agreement with real output.
+hashes and labels), Cohen's κ = 0.75 [95% bootstrap 0.69, 0.81] counting ``uncertain`` as a disagreement, 0.82 on
+the answers it decided (StrategyQA 0.75, TruthfulQA 0.65: few right answers), 3.1% of hand-wrong answers graded
+correct (StrategyQA 5.0%: a right "No," before a false reason), 2.7% ``uncertain``; the rules before issue #21
+graded 14% of hand-wrong answers correct. Earlier blind splits gave κ 0.67–0.78: the spread between labellers is
+about as large as the margin (``benchmarks/real_data.md``). On the answers we wrote
+(``datasets/data/grader_audit.jsonl``, a regression set) it agrees 96% (κ 0.94) — a written set overstates
+agreement with real output.
 Where its rules cannot decide, ``strict`` says so: ``label == "uncertain"``,
 ``correct`` None (count those; never read them as right).
 """
