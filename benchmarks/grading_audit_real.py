@@ -127,6 +127,18 @@ def answers(name: str, folder: Path) -> list[dict[str, Any]]:
     return out
 
 
+def all_answers(paths: dict[str, Path], work: Path) -> list[dict[str, Any]]:
+    """Every distinct answer of the :data:`RUNS` (run or resumed in ``work``), first seen first; ``paths`` maps a
+    data set's name to its public file."""
+    rows, seen = [], set()
+    for name, sample, seed in RUNS:
+        for r in answers(name, run(name, paths[name], work, sample, seed)):
+            if (r["dataset"], r["question_id"], r["sha"]) not in seen:
+                seen.add((r["dataset"], r["question_id"], r["sha"]))
+                rows.append(r)
+    return rows
+
+
 def _kappa(hand: np.ndarray, graded: np.ndarray) -> float:
     from uncertainty_lab.semantic.grading_audit import agreement
 
@@ -202,13 +214,7 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     args.work_dir.mkdir(parents=True, exist_ok=True)
     labels = read_labels(args.labels)
-    rows, seen = [], set()
-    paths = {"truthfulqa": args.truthfulqa, "strategyqa": args.strategyqa}
-    for name, sample, seed in RUNS:
-        for r in answers(name, run(name, paths[name], args.work_dir, sample, seed)):
-            if (r["dataset"], r["question_id"], r["sha"]) not in seen:
-                seen.add((r["dataset"], r["question_id"], r["sha"]))
-                rows.append(r)
+    rows = all_answers({"truthfulqa": args.truthfulqa, "strategyqa": args.strategyqa}, args.work_dir)
     found = [r for r in rows if (r["dataset"], r["question_id"], r["sha"]) in labels]
     if args.labelling:
         _for_labelling([r for r in rows if (r["dataset"], r["question_id"], r["sha"]) not in labels], args.labelling)

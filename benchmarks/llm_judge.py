@@ -47,17 +47,12 @@ def _real_items(paths: list[Path], work_dir: Path | None, sample: int, seed: int
     import grading_audit_real as gar
 
     work = work_dir or Path(tempfile.gettempdir()) / "uncertainty_lab_grading_audit"
-    labels, found, seen = gar.read_labels(), [], set()
-    for name, n, run_seed in gar.RUNS:
-        path = paths[0] if name == "truthfulqa" else paths[1]
-        for r in gar.answers(name, gar.run(name, path, work, n, run_seed)):
-            key = (r["dataset"], r["question_id"], r["sha"])
-            if key in labels and key not in seen:
-                seen.add(key)
-                it = r["item"]
-                found.append(SimpleNamespace(answer=r["answer"], references=list(it["answers"]),
-                                             incorrect=list(it["incorrect"]), question=it["question"],
-                                             label=labels[key]["label"]))
+    labels = gar.read_labels()
+    found = [SimpleNamespace(answer=r["answer"], references=list(r["item"]["answers"]),
+                             incorrect=list(r["item"]["incorrect"]), question=r["item"]["question"],
+                             label=labels[(r["dataset"], r["question_id"], r["sha"])]["label"])
+             for r in gar.all_answers({"truthfulqa": paths[0], "strategyqa": paths[1]}, work)
+             if (r["dataset"], r["question_id"], r["sha"]) in labels]
     return random.Random(seed).sample(found, min(sample, len(found)))
 
 

@@ -107,13 +107,7 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
 
     labels = gar.read_labels(args.labels)
     paths = {"truthfulqa": args.truthfulqa, "strategyqa": args.strategyqa}
-    rows, seen = [], set()
-    for name, sample, seed in gar.RUNS:
-        for r in gar.answers(name, gar.run(name, paths[name], args.work_dir, sample, seed)):
-            key = (r["dataset"], r["question_id"], r["sha"])
-            if key in labels and key not in seen:
-                seen.add(key)
-                rows.append(r)
+    rows = [r for r in gar.all_answers(paths, args.work_dir) if (r["dataset"], r["question_id"], r["sha"]) in labels]
     hand = [labels[(r["dataset"], r["question_id"], r["sha"])] for r in rows]
     current = QAGrader()
     grades = {"old": grade_at(OLD_COMMIT, rows), "previous": grade_at(PREVIOUS_COMMIT, rows),

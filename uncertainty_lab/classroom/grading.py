@@ -15,7 +15,8 @@ of an :class:`~uncertainty_lab.lab.Experiment`, so they run through the package'
 
 The kernels run in replay mode (``UL_LLM=replay``: no model runs; an answer missing from the recording is the
 submission's ``unrecorded`` status) in the mode the recording holds unless ``fast`` says (:func:`kernel_mode`, the
-one place the mode is chosen), with the grader's environment less its secrets (:func:`without_secrets`). A dask cluster at ``scheduler`` must see the same files (a shared disk).
+one place the mode is chosen), with the grader's environment less its secrets (:func:`without_secrets`). A dask
+cluster at ``scheduler`` must see the same files (a shared disk).
 """
 
 from __future__ import annotations

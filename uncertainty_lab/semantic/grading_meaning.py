@@ -18,6 +18,7 @@ Everything here is linear in the length of the text (counts, not pairwise scans)
 
 from __future__ import annotations
 
+import functools
 import re
 from collections import Counter
 from collections.abc import Iterable
@@ -131,8 +132,9 @@ def claim(text: str, asked: Iterable[str] = (), *, canonical_words: list[str] | 
     return Claim(focus, parity, quantity, "unclear" in words, frozenset(s for s in stems if s in asked), names)
 
 
+@functools.lru_cache(maxsize=256)
 def asked_words(question: str | None) -> frozenset[str]:
-    """The question's stemmed content words."""
+    """The question's stemmed content words (cached: every answer to a question asks for them again)."""
     if not question:
         return frozenset()
     return frozenset(stem(w) for w in _rewrite(canonical(question)).split() if w not in STOP and w not in NEGATORS)

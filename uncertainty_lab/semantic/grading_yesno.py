@@ -85,7 +85,8 @@ OWN_REASON = 5
 
 
 def _of_existence(text: str) -> bool:
-    return bool(_EXIST & claim(text).focus.keys() or claim(text).parity and _EXIST & set(canonical(text).split()))
+    c = claim(text)
+    return bool(_EXIST & c.focus.keys() or c.parity and _EXIST & set(canonical(text).split()))
 
 
 def denies_existence(clauses: Sequence[Sequence[str]], texts: Sequence[str], asked: frozenset = frozenset()) -> bool:

@@ -13,7 +13,7 @@ SmolLM2-135M-Instruct, the only model that runs in the test environment, is no j
 audit set it gave a readable verdict on 19 (79 replies echo the options or answer the quiz question itself: counted
 ``uncertain``), agreement with our hand labels 0.10, Cohen's κ 0.01; on the 18 right/wrong answers it decided it was
 right on 10 — chance. ``strict`` on the same answers: 0.98, κ 0.96. On 100 of the hand-labelled real answers
-(``--real``): 78 unreadable replies, κ −0.004 (``strict`` 0.68 there). The published LLM-judge gradings used models of
+(``--real``): 74 unreadable replies, κ 0.02 (``strict`` 0.66 there). The published LLM-judge gradings used models of
 billions of parameters; a 3B instruction model on Ollama (``ollama:llama3.2:3b``, ``ollama:qwen2.5:3b``) is the
 smallest we would expect to follow the one-word protocol and judge well above chance — not measured here (no Ollama
 server): measure it with ``audit_graders({"llm": {"name": "llm", "llm": "ollama:<model>"}})`` before trusting it,
